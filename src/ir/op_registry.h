@@ -1,0 +1,125 @@
+// OpRegistry: the one table of operators GraphGuard understands.
+//
+// Each operator is one entry declared as data: its ATen-style schema string (argument names,
+// types, defaults, which arguments an op mutates), a shape/dtype rule (shared rules such as
+// "elementwise with broadcasting" or "reduce over dims" are reused by many entries) and traits
+// (collective kind, random, view, custom). Everything else reads this table: the importers check
+// captured annotations against the rules, the symbolic engine uses shapes and traits, the
+// executor dispatches on it. Adding an operator = adding one entry in src/ir/ops_*.cc.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace gg::ir {
+
+// One argument of a schema, e.g. "Tensor(a!) result" or "int[1] dim=[]" or "*, Scalar alpha=1".
+struct ArgSchema {
+  std::string name;
+  std::string type;            // as written without alias annotation: "Tensor", "Tensor?",
+                               // "Tensor[]", "int[]", "SymInt[]", "float", "Scalar", "str", ...
+  bool kwarg_only = false;
+  bool mutated = false;        // "(a!)" annotation: the op writes into this argument
+  std::optional<Value> default_value;
+};
+
+struct OpSchema {
+  OpName name;
+  std::vector<ArgSchema> args;
+  std::vector<std::string> returns;  // return types, e.g. {"Tensor", "Tensor"}; empty for void
+  // Parses "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
+  // Throws std::invalid_argument on a malformed schema (checked when the registry loads).
+  static OpSchema Parse(const std::string& text);
+  int ArgIndex(const std::string& arg_name) const;  // -1 if absent
+};
+
+// A node's arguments matched against its schema: positional and keyword arguments by schema
+// name, defaults filled in. Throws ShapeError when an argument is missing or unknown.
+class BoundArgs {
+ public:
+  BoundArgs(const OpSchema& schema, const Node& node);
+  const Value& operator[](const std::string& arg_name) const;
+  bool has(const std::string& arg_name) const;
+  const OpSchema& schema() const { return *schema_; }
+
+ private:
+  const OpSchema* schema_;
+  std::map<std::string, Value> values_;
+};
+
+// A shape rule's complaint: the node's arguments are inconsistent (wrong rank, mismatched sizes).
+class ShapeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class CollectiveKind {
+  kNone,
+  kAllReduce,       // reduce op + group
+  kAllGather,       // gathers along dim 0 (all_gather_into_tensor)
+  kReduceScatter,   // reduces then scatters along dim 0
+  kBroadcast,       // copy of the source rank
+  kAllToAll,
+  kWait,            // wait_tensor: identity on the value
+};
+
+struct OpTraits {
+  CollectiveKind collective = CollectiveKind::kNone;
+  std::string group_arg;       // schema argument holding the group name ("group_name")
+  std::string reduce_op_arg;   // "reduce_op" for all_reduce / reduce_scatter; "" otherwise
+  bool random = false;         // draws random numbers (native_dropout)
+  bool custom = false;         // not an ATen core op (apex, vLLM, capture markers)
+  bool nondeterministic_init = false;  // empty/empty_like: contents unspecified
+};
+
+// What a shape rule sees.
+struct ShapeContext {
+  const OpSchema& schema;
+  const BoundArgs& args;
+  const Graph& graph;
+  // Type of a tensor argument (by schema name); throws ShapeError if it is None / not a tensor.
+  const TensorType& TensorArg(const std::string& arg_name) const;
+  // Types of a Tensor[] argument.
+  std::vector<TensorType> TensorListArg(const std::string& arg_name) const;
+  // Size of the process group named by a group argument, when the program knows it (0 if not).
+  int32_t group_size = 0;
+};
+
+// Output types of one call; nullopt entries are non-tensor (None) outputs.
+using ShapeRule = std::function<std::vector<std::optional<TensorType>>(const ShapeContext&)>;
+
+struct OpInfo {
+  OpSchema schema;
+  ShapeRule rule;
+  OpTraits traits;
+};
+
+class OpRegistry {
+ public:
+  // The registry with every built-in operator. Built once; thread-safe to read.
+  static const OpRegistry& Default();
+
+  // Looks an operator up; an empty overload also matches "default".
+  const OpInfo* Find(const OpName& op) const;
+  std::vector<OpName> Names() const;  // sorted
+
+  // Infers the output types of an operator node (functionalized nodes: the op's returns — one
+  // None slot when it returns nothing — followed by the mutated arguments' types).
+  // Throws ShapeError on inconsistent arguments and std::out_of_range for an unknown op.
+  std::vector<std::optional<TensorType>> Infer(const Graph& graph, const Node& node,
+                                               int32_t group_size = 0) const;
+
+  // Adds an entry; throws std::invalid_argument for a malformed schema or a duplicate.
+  void Add(const std::string& schema, ShapeRule rule, OpTraits traits = {});
+
+ private:
+  std::map<std::string, OpInfo> ops_;  // key: OpName::ToString() with overload
+};
+
+}  // namespace gg::ir

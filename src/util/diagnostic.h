@@ -1,0 +1,37 @@
+// Diagnostic: the one error type for bad user input (graphs, relation specs, command lines).
+//
+// Every problem a user can cause is reported as an InputError naming the file, the line (1-based,
+// 0 when the problem is not tied to a line) and what was expected. The CLI turns it into exit code
+// 2; nothing in the project is allowed to crash or pass silently on bad input.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gg {
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, int line, std::string problem)
+      : std::runtime_error(Format(file, line, problem)),
+        file_(std::move(file)),
+        line_(line),
+        problem_(std::move(problem)) {}
+
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& problem() const { return problem_; }
+
+  static std::string Format(const std::string& file, int line, const std::string& problem) {
+    std::string where = file.empty() ? std::string("<input>") : file;
+    if (line > 0) where += ":" + std::to_string(line);
+    return where + ": error: " + problem;
+  }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string problem_;
+};
+
+}  // namespace gg
