@@ -1,2 +1,13 @@
-#include <cstdio>
-int main() { std::puts("graphguard: not built yet"); return 0; }
+// graphguard: the command-line entry point; all logic is in cli/app.h.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int code = gg::cli::RunGraphGuard(args, std::cout, std::cerr);
+  std::cout.flush();
+  return code;
+}

@@ -1,0 +1,159 @@
+#include "cli/app.h"
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <new>
+#include <sstream>
+
+#include "frontend/json_format.h"
+#include "frontend/loader.h"
+#include "report/exit_codes.h"
+#include "report/stats_report.h"
+#include "util/diagnostic.h"
+
+#ifndef GG_VERSION
+#define GG_VERSION "unknown"
+#endif
+
+namespace gg::cli {
+namespace {
+
+using Arity = OptionSpec::Arity;
+
+const char kInputHelp[] =
+    "INPUT is a graph file (FX print_readable text *.py/*.txt, or GraphGuard JSON *.json) or a\n"
+    "directory of per-rank files; the rank of each graph comes from the file itself.";
+
+int RunStats(const ParsedCommand& command, std::ostream& out) {
+  ir::Program program = frontend::LoadProgram(command.positional);
+  out << report::FormatStats(report::ComputeStats(program));
+  return report::kExitOk;
+}
+
+// Writes the whole program (every rank and the process groups) as GraphGuard JSON. The file is
+// written only after loading succeeded, so bad input never leaves a half-written output.
+int RunImport(const ParsedCommand& command, std::ostream& out) {
+  ir::Program program = frontend::LoadProgram(command.positional);
+  std::string path = command.One("--output");
+  std::string json = frontend::ToJson(program);
+  if (path == "-") {
+    out << json;
+    return report::kExitOk;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw InputError(path, 0, "cannot open the output file for writing");
+  file << json;
+  file.close();
+  if (!file) throw InputError(path, 0, "could not write the output file");
+  return report::kExitOk;
+}
+
+CommandSpec InputsCommand(std::string name, std::string summary) {
+  CommandSpec spec;
+  spec.name = std::move(name);
+  spec.summary = std::move(summary);
+  spec.positional_metavar = "INPUT...";
+  spec.min_positional = 1;
+  spec.max_positional = -1;
+  spec.description = kInputHelp;
+  return spec;
+}
+
+// The command table. A later command is one more entry, e.g. verify:
+//   spec.options = {OptionSpec::One("--seq", "FILE", ...).Required(),
+//                   OptionSpec::Many("--dist", "DIR|FILE", ...).Required()}.
+std::vector<Command> BuildCommands() {
+  std::vector<Command> commands;
+  CommandSpec import = InputsCommand(
+      "import", "Load per-rank graphs and write them as one GraphGuard JSON file.");
+  import.options = {
+      OptionSpec::One("--output", "OUT.json", "where to write the JSON ('-': standard output)")
+          .Short("-o")
+          .Required()};
+  commands.push_back(Command{import, RunImport});
+  commands.push_back(Command{
+      InputsCommand("stats", "Load per-rank graphs and print per-rank statistics."), RunStats});
+  return commands;
+}
+
+std::string GlobalHelp() {
+  std::ostringstream text;
+  text << "usage: graphguard <command> [options] [inputs]\n"
+          "       graphguard --version | --help\n\n"
+          "Checks that a tensor-parallel model implementation (per-rank ATen FX graphs) refines\n"
+          "its sequential model.\n\ncommands:\n";
+  size_t width = 0;
+  for (const Command& command : Commands()) width = std::max(width, command.spec.name.size());
+  for (const Command& command : Commands()) {
+    text << "  " << command.spec.name << std::string(width - command.spec.name.size() + 2, ' ')
+         << command.spec.summary << "\n";
+  }
+  text << "\nRun 'graphguard <command> --help' for a command's options.\n"
+          "Exit codes: 0 ok/refines, 1 violation, 2 bad input or usage, 3 unknown, "
+          "4 internal error.\n";
+  return text.str();
+}
+
+int Dispatch(const std::vector<std::string>& args, std::ostream& out) {
+  if (args.empty()) {
+    throw UsageError("no command given (see 'graphguard --help')");
+  }
+  const std::string& first = args.front();
+  if (first == "--help" || first == "-h" || first == "help") {
+    out << GlobalHelp();
+    return report::kExitOk;
+  }
+  if (first == "--version" || first == "-V") {
+    out << VersionLine() << "\n";
+    return report::kExitOk;
+  }
+  for (const Command& command : Commands()) {
+    if (command.spec.name != first) continue;
+    ParsedCommand parsed =
+        ParseCommand(command.spec, std::vector<std::string>(args.begin() + 1, args.end()));
+    if (parsed.help) {
+      out << CommandHelp(command.spec);
+      return report::kExitOk;
+    }
+    return command.run(parsed, out);
+  }
+  if (first.size() > 1 && first[0] == '-') {
+    throw UsageError("unknown option '" + first + "' (see 'graphguard --help')");
+  }
+  throw UsageError("unknown command '" + first + "' (see 'graphguard --help')");
+}
+
+}  // namespace
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = BuildCommands();
+  return commands;
+}
+
+std::string VersionLine() { return std::string("graphguard ") + GG_VERSION; }
+
+int RunGraphGuard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    return Dispatch(args, out);
+  } catch (const UsageError& e) {
+    err << "graphguard: error: " << e.what() << "\n";
+    return report::kExitBadInput;
+  } catch (const InputError& e) {
+    std::string where = e.file().empty() ? std::string("<input>") : e.file();
+    if (e.line() > 0) where += ":" + std::to_string(e.line());
+    err << "graphguard: error: " << where << ": " << e.problem() << "\n";
+    return report::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    err << "graphguard: internal error: out of memory\n";
+    return report::kExitInternalError;
+  } catch (const std::exception& e) {
+    err << "graphguard: internal error: " << e.what() << "\n";
+    return report::kExitInternalError;
+  } catch (...) {
+    err << "graphguard: internal error: unknown exception\n";
+    return report::kExitInternalError;
+  }
+}
+
+}  // namespace gg::cli
