@@ -1,0 +1,48 @@
+// Relation spec: the human-written file that says how the sequential model's inputs relate to the
+// distributed program's inputs, which intermediate relations to assume, and which output
+// relations are expected. One spec describes a model family for any tensor-parallel degree and
+// layer count: sizes come from `let` bindings over shapes and the world, repeated layers from
+// cyclic input patterns. The language is documented in docs/relations.md.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "symbolic/relation.h"
+
+namespace gg::symbolic {
+
+struct SpecAst;  // the parsed statements (relation_spec.cc)
+
+class RelationSpec {
+ public:
+  // Parses spec text; `file` names it in errors. Syntax errors are gg::InputError(file, line, ..).
+  static RelationSpec Parse(const std::string& text, const std::string& file);
+  // Reads and parses a spec file (an unreadable file is an InputError too).
+  static RelationSpec Load(const std::string& path);
+
+  const std::string& file() const;
+  const SpecAst& ast() const { return *ast_; }
+
+ private:
+  std::shared_ptr<const SpecAst> ast_;
+};
+
+// The concrete relations a spec means for one (S graph, D program) pair.
+struct SpecResult {
+  std::vector<Relation> inputs;            // every S input, one or more relations each
+  std::vector<Relation> assumed;           // cut points on intermediate S tensors
+  std::vector<Relation> expected_outputs;  // only the outputs the spec lists
+};
+
+// Evaluates `spec` against the graphs: binds lets and groups, resolves selectors, expands
+// shorthands and comprehensions, and checks that every relation's shape equals its S tensor's
+// shape and that every S input is covered by exactly one input rule. Errors are gg::InputError
+// naming the spec file and line.
+SpecResult EvaluateSpec(const RelationSpec& spec, const ir::Graph& s_graph,
+                        const ir::Program& d_program);
+
+}  // namespace gg::symbolic

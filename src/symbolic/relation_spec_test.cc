@@ -1,0 +1,496 @@
+#include "symbolic/relation_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "util/diagnostic.h"
+
+namespace gg::symbolic {
+namespace {
+
+ir::TensorType Type(const std::string& text) {
+  std::string why;
+  auto t = ir::ParseTensorType(text, &why);
+  EXPECT_TRUE(t.has_value()) << why;
+  return t ? *t : ir::TensorType{};
+}
+
+using NamedTypes = std::vector<std::pair<std::string, std::string>>;
+
+// A graph with the given inputs and, for each output, one operator node producing it.
+ir::Graph MakeGraph(int32_t rank, const NamedTypes& inputs, const NamedTypes& outputs = {}) {
+  ir::Graph g;
+  g.rank = rank;
+  g.file = "rank" + std::to_string(rank) + ".py";
+  for (const auto& [name, type] : inputs) {
+    ir::Node n;
+    n.kind = ir::NodeKind::kInput;
+    n.name = name;
+    n.outputs.push_back({name, Type(type)});
+    g.AddNode(std::move(n));
+  }
+  for (const auto& [name, type] : outputs) {
+    ir::Node n;
+    n.kind = ir::NodeKind::kOperator;
+    n.name = name;
+    n.op = *ir::OpName::Parse("aten::clone.default");
+    n.outputs.push_back({name, Type(type)});
+    const ir::NodeId id = g.AddNode(std::move(n));
+    g.outputs.emplace_back(ir::TensorRef{id, 0});
+  }
+  return g;
+}
+
+// Stand-in for frontend::LoadGraph while the FX loader is being written: reads only the forward
+// signature (inputs with their annotations) and the returned values (one node each, typed from
+// the value's annotated definition). Enough for relations, which only look at inputs, outputs and
+// names. TODO(lead): switch to frontend::LoadGraph / LoadProgram once the loader has landed.
+ir::Graph ReadSignature(const std::string& path, int32_t rank) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  NamedTypes inputs, outputs;
+  size_t def = text.find("def forward(self");
+  size_t close = text.find("):", def);
+  std::string signature = text.substr(def, close - def);
+  static const std::regex kParam(R"re((\w+): "([^"]+)")re");
+  for (std::sregex_iterator it(signature.begin(), signature.end(), kParam), end; it != end; ++it) {
+    inputs.emplace_back((*it)[1], (*it)[2]);
+  }
+  size_t ret = text.rfind("return ");
+  std::string returned = text.substr(ret + 7, text.find('\n', ret) - ret - 7);
+  static const std::regex kName(R"(\w+)");
+  ir::Graph g = MakeGraph(rank, inputs);
+  g.file = path;
+  for (std::sregex_iterator it(returned.begin(), returned.end(), kName), end; it != end; ++it) {
+    std::string name = (*it)[0];
+    if (auto ref = g.Find(name)) {
+      g.outputs.push_back(*ref);
+      continue;
+    }
+    std::smatch m;
+    std::regex def_re("\\n\\s+" + name + ": \"([^\"]+)\" =");
+    EXPECT_TRUE(std::regex_search(text, m, def_re)) << name << " in " << path;
+    ir::Node n;
+    n.name = name;
+    n.op = *ir::OpName::Parse("aten::clone.default");
+    n.outputs.push_back({name, Type(m[1])});
+    g.outputs.push_back(ir::TensorRef{g.AddNode(std::move(n)), 0});
+  }
+  return g;
+}
+
+std::string Corpus(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
+std::string Example(const std::string& name) {
+  return std::string(GG_SOURCE_DIR) + "/examples/" + name;
+}
+
+ir::Program ReadProgram(const std::string& dir) {
+  ir::Program p;
+  for (int32_t r = 0;; ++r) {
+    std::string path = Corpus(dir) + "/fw.g0.r" + std::to_string(r) + ".py";
+    if (!std::filesystem::exists(path)) break;
+    p.ranks.push_back(ReadSignature(path, r));
+  }
+  EXPECT_GT(p.world_size(), 0) << dir;
+  return p;
+}
+
+// All relations of S tensor `name`, printed.
+std::vector<std::string> RelationsOf(const std::vector<Relation>& rels, const ir::Graph& s,
+                                     const std::string& name) {
+  std::vector<std::string> out;
+  for (const Relation& r : rels) {
+    if (s.ValueName(r.s_tensor) == name) out.push_back(r.expr.ToString());
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+// ---- the corpus examples ---------------------------------------------------------------------
+
+TEST(RelationSpecCorpusTest, GptSpecHoldsForEveryConfiguration) {
+  RelationSpec spec = RelationSpec::Load(Example("gpt.rel"));
+  struct Config {
+    std::string s_dir, d_dir;
+    int tp, layers;
+  };
+  for (const Config& c : {Config{"gpt/paral1_layer1", "gpt/paral1_layer1", 1, 1},
+                          Config{"gpt/paral1_layer2", "gpt/paral1_layer2", 1, 2},
+                          Config{"gpt/paral1_layer1", "gpt/paral2_layer1", 2, 1},
+                          Config{"gpt/paral1_layer2", "gpt/paral2_layer2", 2, 2},
+                          Config{"gpt/paral1_layer1", "gpt/paral4_layer1", 4, 1}}) {
+    SCOPED_TRACE(c.d_dir);
+    ir::Graph s = ReadProgram(c.s_dir).ranks[0];
+    ir::Program d = ReadProgram(c.d_dir);
+    ASSERT_EQ(d.world_size(), c.tp);
+    ASSERT_EQ(s.inputs.size(), static_cast<size_t>(10 + 12 * c.layers));
+    SpecResult result = EvaluateSpec(spec, s, d);
+    // Sharded parameters: embedding, output layer, and 6 per layer; the rest is replicated.
+    size_t sharded = 2 + 6 * c.layers;
+    EXPECT_EQ(result.inputs.size(), sharded + (s.inputs.size() - sharded) * c.tp);
+    EXPECT_TRUE(result.assumed.empty());
+    ASSERT_EQ(result.expected_outputs.size(), static_cast<size_t>(c.tp));
+    for (int r = 0; r < c.tp; ++r) {
+      EXPECT_EQ(result.expected_outputs[r].expr.ToString(), "div_2@" + std::to_string(r));
+      EXPECT_EQ(s.ValueName(result.expected_outputs[r].s_tensor), "div_2");
+    }
+    if (c.tp == 2) {
+      EXPECT_EQ(RelationsOf(result.inputs, s, "primals_1"),
+                Strings{"concat(0, primals_1@0, primals_1@1)"});
+      EXPECT_EQ(RelationsOf(result.inputs, s, "primals_6"),
+                Strings{"concat(1, primals_6@0, primals_6@1)"});
+      EXPECT_EQ(RelationsOf(result.inputs, s, "primals_2"), (Strings{"primals_2@0", "primals_2@1"}));
+      Strings expected_22 = c.layers == 1 ? Strings{"primals_22@0", "primals_22@1"}
+                                          : Strings{"concat(0, primals_22@0, primals_22@1)"};
+      EXPECT_EQ(RelationsOf(result.inputs, s, "primals_22"), expected_22);
+    }
+    if (c.layers == 2) {
+      // Second layer's FC2 weight and the output layer weight.
+      EXPECT_EQ(RelationsOf(result.inputs, s, "primals_24").size(), 1u);
+      EXPECT_NE(RelationsOf(result.inputs, s, "primals_24")[0].find("concat(1, "),
+                std::string::npos);
+      EXPECT_NE(RelationsOf(result.inputs, s, "primals_28")[0].find("concat(0, "),
+                std::string::npos);
+    }
+    // Origins name the spec line.
+    EXPECT_NE(result.inputs[0].origin.find("gpt.rel:5: input #0 = shard(0)"), std::string::npos)
+        << result.inputs[0].origin;
+  }
+}
+
+TEST(RelationSpecCorpusTest, Qwen2SpecHoldsForEveryConfiguration) {
+  RelationSpec spec = RelationSpec::Load(Example("qwen2.rel"));
+  ir::Graph s = ReadProgram("qwen2/paral1_layer1").ranks[0];
+  {
+    SpecResult self = EvaluateSpec(spec, s, ReadProgram("qwen2/paral1_layer1"));
+    EXPECT_EQ(RelationsOf(self.inputs, s, "arg4_1"),
+              Strings{"concat(0, slice(arg4_1@0, 0, 0, 1536), slice(arg4_1@0, 0, 1536, 1792), "
+                      "slice(arg4_1@0, 0, 1792, 2048))"});
+    EXPECT_EQ(self.inputs.size(), 12u);
+  }
+  ir::Program d = ReadProgram("qwen2/paral2_layer1");
+  SpecResult result = EvaluateSpec(spec, s, d);
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg4_1"),
+            Strings{"concat(0, slice(arg4_1@0, 0, 0, 768), slice(arg4_1@1, 0, 0, 768), "
+                    "slice(arg4_1@0, 0, 768, 896), slice(arg4_1@1, 0, 768, 896), "
+                    "slice(arg4_1@0, 0, 896, 1024), slice(arg4_1@1, 0, 896, 1024))"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg3_1"),
+            Strings{"concat(0, slice(arg3_1@0, 0, 0, 768), slice(arg3_1@1, 0, 0, 768), "
+                    "slice(arg3_1@0, 0, 768, 896), slice(arg3_1@1, 0, 768, 896), "
+                    "slice(arg3_1@0, 0, 896, 1024), slice(arg3_1@1, 0, 896, 1024))"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg9_1"),
+            Strings{"concat(0, slice(arg9_1@0, 0, 0, 4480), slice(arg9_1@1, 0, 0, 4480), "
+                    "slice(arg9_1@0, 0, 4480, 8960), slice(arg9_1@1, 0, 4480, 8960))"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg1_1"), Strings{"concat(0, arg1_1@0, arg1_1@1)"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg7_1"), Strings{"concat(1, arg7_1@0, arg7_1@1)"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg10_1"), Strings{"concat(1, arg10_1@0, arg10_1@1)"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg5_1"), (Strings{"arg5_1@0", "arg5_1@1"}));
+  // 6 concatenations + 6 replicated inputs on 2 ranks.
+  EXPECT_EQ(result.inputs.size(), 6u + 6u * 2u);
+  EXPECT_EQ(RelationsOf(result.expected_outputs, s, "getitem_34"),
+            (Strings{"getitem_34@0", "getitem_34@1"}));
+}
+
+// TP 4 has more ranks than Qwen2's 2 kv heads: ranks 0,1 hold kv head 0 and ranks 2,3 hold kv
+// head 1, so S's k and v rows come from ranks 0 and 2 only. No capture exists; shapes by hand.
+TEST(RelationSpecCorpusTest, Qwen2SpecReplicatedKvHeadsAtTp4) {
+  RelationSpec spec = RelationSpec::Load(Example("qwen2.rel"));
+  ir::Graph s = ReadProgram("qwen2/paral1_layer1").ranks[0];
+  ir::Program d;
+  for (int32_t r = 0; r < 4; ++r) {
+    d.ranks.push_back(MakeGraph(r,
+                                {{"arg0_1", "i64[32768]"},
+                                 {"arg1_1", "bf16[37984, 1536]"},
+                                 {"arg2_1", "bf16[1536]"},
+                                 {"arg3_1", "bf16[640]"},
+                                 {"arg4_1", "bf16[640, 1536]"},
+                                 {"arg5_1", "bf16[32768, 128]"},
+                                 {"arg6_1", "i64[32768]"},
+                                 {"arg7_1", "bf16[1536, 384]"},
+                                 {"arg8_1", "bf16[1536]"},
+                                 {"arg9_1", "bf16[4480, 1536]"},
+                                 {"arg10_1", "bf16[1536, 2240]"},
+                                 {"arg11_1", "bf16[1536]"}},
+                                {{"getitem_34", "bf16[32768, 1536]"}}));
+  }
+  SpecResult result = EvaluateSpec(spec, s, d);
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg4_1"),
+            Strings{"concat(0, slice(arg4_1@0, 0, 0, 384), slice(arg4_1@1, 0, 0, 384), "
+                    "slice(arg4_1@2, 0, 0, 384), slice(arg4_1@3, 0, 0, 384), "
+                    "slice(arg4_1@0, 0, 384, 512), slice(arg4_1@2, 0, 384, 512), "
+                    "slice(arg4_1@0, 0, 512, 640), slice(arg4_1@2, 0, 512, 640))"});
+  EXPECT_EQ(RelationsOf(result.inputs, s, "arg9_1"),
+            Strings{"concat(0, slice(arg9_1@0, 0, 0, 2240), slice(arg9_1@1, 0, 0, 2240), "
+                    "slice(arg9_1@2, 0, 0, 2240), slice(arg9_1@3, 0, 0, 2240), "
+                    "slice(arg9_1@0, 0, 2240, 4480), slice(arg9_1@1, 0, 2240, 4480), "
+                    "slice(arg9_1@2, 0, 2240, 4480), slice(arg9_1@3, 0, 2240, 4480))"});
+  EXPECT_EQ(result.expected_outputs.size(), 4u);
+}
+
+// ---- the language on small graphs --------------------------------------------------------------
+
+ir::Graph SmallS() {
+  return MakeGraph(0,
+                   {{"w_a", "f32[8, 4]"},
+                    {"w_b", "f32[4, 8]"},
+                    {"bias", "f32[4]"},
+                    {"ln", "f32[4]"},
+                    {"ids", "i64[2, 3]"}},
+                   {{"loss", "f32[]"}, {"mask", "f32[8, 4]"}});
+}
+
+ir::Program SmallD(int n) {
+  ir::Program p;
+  for (int32_t r = 0; r < n; ++r) {
+    p.ranks.push_back(MakeGraph(r,
+                                {{"w_a", "f32[" + std::to_string(8 / n) + ", 4]"},
+                                 {"w_b", "f32[4, " + std::to_string(8 / n) + "]"},
+                                 {"bias", "f32[4]"},
+                                 {"ln", "f32[4]"},
+                                 {"ids", "i64[2, 3]"}},
+                                {{"out_loss", "f32[]"},
+                                 {"dmask", "f32[" + std::to_string(8 / n) + ", 4]"}}));
+  }
+  return p;
+}
+
+SpecResult Eval(const std::string& text, const ir::Graph& s, const ir::Program& d) {
+  return EvaluateSpec(RelationSpec::Parse(text, "t.rel"), s, d);
+}
+
+// Runs `text` and returns the InputError's "line: problem", or "" when it succeeds.
+std::string ErrorOf(const std::string& text, const ir::Graph& s, const ir::Program& d) {
+  try {
+    Eval(text, s, d);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "t.rel");
+    return std::to_string(e.line()) + ": " + e.problem();
+  }
+  return "";
+}
+
+TEST(RelationSpecTest, SelectorsShorthandsAndDefaults) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  SpecResult r = Eval(
+      "# comments with '# ' and '//' are both fine\n"
+      "input #0 = shard(0)        # first input\n"
+      "input w_b = shard(-1)      // last dim\n"
+      "inputs #2..#3 = partial\n"
+      "input i* = replicate\n"
+      "output #0 = replicate(D.out_loss)\n"
+      "output mask = concat(0, [D@r for r in ranks])\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w_a"), Strings{"concat(0, w_a@0, w_a@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w_b"), Strings{"concat(-1, w_b@0, w_b@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "bias"), Strings{"sum(bias@0, bias@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "ln"), Strings{"sum(ln@0, ln@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "ids"), (Strings{"ids@0", "ids@1"}));
+  EXPECT_EQ(RelationsOf(r.expected_outputs, s, "loss"), (Strings{"out_loss@0", "out_loss@1"}));
+  // For outputs, D@r is rank r's output at the same position (names of intermediates differ).
+  EXPECT_EQ(RelationsOf(r.expected_outputs, s, "mask"), Strings{"concat(0, dmask@0, dmask@1)"});
+  EXPECT_EQ(r.inputs[0].origin, "t.rel:2: input #0 = shard(0)");
+}
+
+TEST(RelationSpecTest, LetArithmeticAndComprehensions) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  SpecResult r = Eval(
+      "let tp = world\n"
+      "let rows = dim(S.w_a, 0)\n"
+      "let per = dim(D.w_a@0, 0)\n"
+      "let x = -7 / 2 + -7 % 2 * 10 + max(1, tp, 3) * min(4, 5) - (1 + 2) * 2\n"
+      "input w_a = concat(0, [slice(D@r, 0, 0, per / 2) for r in ranks],\n"
+      "                      [slice(D@r, 0, per / 2, rows / tp) for r in ranks if not r == 5])\n"
+      "input w_b = concat(1, D@0, D.w_b@(tp - 1))\n"
+      "input bias = mean([D@r for r in ranks])\n"
+      "input ln = scale(1 / tp, sum(D@0, D@1))\n"
+      "input ids = max(D@0, D@(x - x + 1))\n"
+      "output #1 = slice(concat(0, D@0, D@1), 0, 0, rows)\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w_a"),
+            Strings{"concat(0, slice(w_a@0, 0, 0, 2), slice(w_a@1, 0, 0, 2), "
+                    "slice(w_a@0, 0, 2, 4), slice(w_a@1, 0, 2, 4))"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w_b"), Strings{"concat(1, w_b@0, w_b@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "bias"), Strings{"scale(0.5, sum(bias@0, bias@1))"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "ln"), Strings{"scale(0.5, sum(ln@0, ln@1))"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "ids"), Strings{"max(ids@0, ids@1)"});
+  // -7/2 = -4 (floor), -7%2 = 1, so x = -4 + 10 + 12 - 6 = 12.
+  SpecResult r2 = Eval(
+      "let x = -7 / 2 + -7 % 2 * 10 + max(1, world, 3) * min(4, 5) - (1 + 2) * 2\n"
+      "input w_a = slice(concat(0, D@0, D@1, D@0), 0, x - 12, x - 4)\n"
+      "input w_b = shard(1)\n"
+      "inputs #2..#-1 = replicate\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r2.inputs, s, "w_a"),
+            Strings{"slice(concat(0, w_a@0, w_a@1, w_a@0), 0, 0, 8)"});
+}
+
+TEST(RelationSpecTest, CycleRepeatsRules) {
+  ir::Graph s = MakeGraph(0, {{"emb", "f32[8]"},
+                              {"a1", "f32[8]"}, {"b1", "f32[4]"},
+                              {"a2", "f32[8]"}, {"b2", "f32[4]"},
+                              {"a3", "f32[8]"}, {"b3", "f32[4]"},
+                              {"data", "f32[4]"}});
+  ir::Program d;
+  for (int32_t r = 0; r < 2; ++r) {
+    d.ranks.push_back(MakeGraph(r, {{"emb", "f32[4]"},
+                                    {"a1", "f32[4]"}, {"b1", "f32[4]"},
+                                    {"a2", "f32[4]"}, {"b2", "f32[4]"},
+                                    {"a3", "f32[4]"}, {"b3", "f32[4]"},
+                                    {"data", "f32[4]"}}));
+  }
+  SpecResult r = Eval("input #0 = shard(0)\ninputs #1..#-2 cycle [shard(0), replicate]\n"
+                      "input #-1 = replicate\n",
+                      s, d);
+  for (const char* a : {"a1", "a2", "a3"}) {
+    EXPECT_EQ(RelationsOf(r.inputs, s, a),
+              Strings{"concat(0, " + std::string(a) + "@0, " + std::string(a) + "@1)"});
+  }
+  for (const char* b : {"b1", "b2", "b3"}) {
+    EXPECT_EQ(RelationsOf(r.inputs, s, b).size(), 2u);
+  }
+  EXPECT_NE(r.inputs[1].origin.find("[cycle rule 0]"), std::string::npos);
+  EXPECT_EQ(ErrorOf("input #0 = shard(0)\ninputs #1..#-1 cycle [shard(0), replicate]\n", s, d),
+            "2: the cycle has 2 rules but the selectors pick 7 inputs, which is not a multiple");
+}
+
+TEST(RelationSpecTest, UnevenShardsTakeSizesFromD) {
+  ir::Graph s = MakeGraph(0, {{"w", "f32[10, 2]"}});
+  ir::Program d;
+  d.ranks.push_back(MakeGraph(0, {{"w", "f32[6, 2]"}}));
+  d.ranks.push_back(MakeGraph(1, {{"w", "f32[4, 2]"}}));
+  EXPECT_EQ(Eval("input w = shard(0)\n", s, d).inputs.at(0).expr.ToString(),
+            "concat(0, w@0, w@1)");
+}
+
+TEST(RelationSpecTest, GroupsRestrictRanks) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(4);
+  // Ranks 0 and 2 form one data-parallel replica's tensor-parallel group (hypothetically).
+  SpecResult r = Eval(
+      "group even = [r for r in all if r % 2 == 0]\n"
+      "let n = world\n"
+      "input w_a = concat(0, [D@r for r in ranks], [D@r for r in ranks])\n"
+      "input w_b = concat(1, [D@r for r in all])\n"
+      "inputs bias, ln = replicate\n"
+      "group everyone = all\n"
+      "input ids = replicate\n"
+      "output #0 = sum([D@r for r in even])\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w_a"), Strings{"concat(0, w_a@0, w_a@2, w_a@0, w_a@2)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "bias"), (Strings{"bias@0", "bias@2"}));
+  EXPECT_EQ(RelationsOf(r.inputs, s, "ids").size(), 4u);
+  EXPECT_EQ(RelationsOf(r.expected_outputs, s, "loss"), Strings{"sum(out_loss@0, out_loss@2)"});
+}
+
+TEST(RelationSpecTest, AssumeRelatesIntermediates) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  SpecResult r = Eval(
+      "input w_a = shard(0)\n"
+      "input w_b = shard(1)\n"
+      "inputs bias, ln, ids = replicate\n"
+      "assume mask = concat(0, [D.dmask@r for r in ranks])\n",
+      s, d);
+  EXPECT_EQ(r.inputs.size(), 8u);
+  ASSERT_EQ(r.assumed.size(), 1u);
+  EXPECT_EQ(RelationToString(r.assumed[0], s), "mask == concat(0, dmask@0, dmask@1)");
+  EXPECT_TRUE(r.expected_outputs.empty());  // no output line: nothing expected
+}
+
+TEST(RelationSpecTest, ErrorsNameLineAndProblem) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  const std::string rest = "input w_b = shard(1)\ninputs #2..#-1 = replicate\n";
+  auto has = [](const std::string& error, const std::string& part) {
+    return error.find(part) != std::string::npos;
+  };
+  std::string e = ErrorOf("input #0 = shard(0)\n", s, d);
+  EXPECT_TRUE(has(e, "0: 4 S input(s) are covered by no input rule: w_b (#1), bias (#2)")) << e;
+  e = ErrorOf("input #0 = shard(0)\n" + rest + "input w_b = replicate\n", s, d);
+  EXPECT_TRUE(has(e, "4: S input w_b (#1) is already covered by the input rule on line 2")) << e;
+  e = ErrorOf("input #0 = shard(1)\n" + rest, s, d);
+  EXPECT_TRUE(has(e, "1: relation for S tensor w_a has shape [4, 8] but w_a has shape [8, 4]"))
+      << e;
+  e = ErrorOf("input #0 = concat(0, D@0, D.ids@1)\n" + rest, s, d);
+  EXPECT_TRUE(has(e, "1: relation for S tensor w_a: concat along dimension 0")) << e;
+  e = ErrorOf("input #7 = replicate\n", s, d);
+  EXPECT_TRUE(has(e, "1: position #7 is out of range: S has 5 inputs")) << e;
+  e = ErrorOf("input nothing_* = replicate\n", s, d);
+  EXPECT_TRUE(has(e, "1: no S inputs matches 'nothing_*'")) << e;
+  e = ErrorOf("let x = 1 / (world - 2)\n", s, d);
+  EXPECT_TRUE(has(e, "1: division by zero")) << e;
+  e = ErrorOf("let x = y + 1\n", s, d);
+  EXPECT_TRUE(has(e, "1: unknown name 'y'")) << e;
+  e = ErrorOf("\n\ninput w_a = D@5\n", s, d);
+  EXPECT_TRUE(has(e, "3: rank 5 is outside the distributed program (2 ranks)")) << e;
+  e = ErrorOf("input w_a = concat(0, [D@r for r in ranks if r > 7])\n", s, d);
+  EXPECT_TRUE(has(e, "1: concat() got no tensors")) << e;
+  e = ErrorOf("input #0 = shard(0)\n" + rest + "output #0 = D.nope@0\n", s, d);
+  EXPECT_TRUE(has(e, "4: rank 0 has no tensor named nope")) << e;
+  e = ErrorOf("let world2 = dim(S.w_a, 2)\n", s, d);
+  EXPECT_TRUE(has(e, "1: dimension 2 is out of range for f32[8, 4]")) << e;
+  // Syntax errors are reported by Parse.
+  e = ErrorOf("input #0 = concat(0,\n  D@0,\n", s, d);
+  EXPECT_TRUE(has(e, "expected")) << e;
+  e = ErrorOf("let = 3\n", s, d);
+  EXPECT_TRUE(has(e, "1: expected a name")) << e;
+  e = ErrorOf("let ranks = 3\n", s, d);
+  EXPECT_TRUE(has(e, "1: 'ranks' is a reserved word")) << e;
+  e = ErrorOf("frobnicate #0\n", s, d);
+  EXPECT_TRUE(has(e, "1: unknown statement 'frobnicate'")) << e;
+  e = ErrorOf("input #x = replicate\n", s, d);
+  EXPECT_TRUE(has(e, "1: column 7: '#' must be followed by a position")) << e;
+  e = ErrorOf("input #0 = replicate extra\n", s, d);
+  EXPECT_TRUE(has(e, "1: unexpected 'extra' at the end of the statement")) << e;
+  e = ErrorOf("output #0 cycle [replicate]\n", s, d);
+  EXPECT_TRUE(has(e, "1: 'cycle' is only allowed for inputs")) << e;
+}
+
+// Every file in tests/data/bad-specs starts with `// expect-error: <line>: <text>` and is run
+// against the Qwen2 TP2 corpus graphs.
+TEST(RelationSpecTest, BadSpecFilesFailWithTheirExpectedError) {
+  ir::Graph s = ReadProgram("qwen2/paral1_layer1").ranks[0];
+  ir::Program d = ReadProgram("qwen2/paral2_layer1");
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(GG_TEST_DATA_DIR) + "/bad-specs")) {
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 5u);
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    static const std::regex kExpect(R"(^// expect-error: (\d+): (.*)$)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(first, m, kExpect)) << first;
+    try {
+      EvaluateSpec(RelationSpec::Load(path.string()), s, d);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path.string());
+      EXPECT_EQ(e.line(), std::stoi(m[1]));
+      EXPECT_NE(e.problem().find(m[2].str()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RelationSpecTest, MissingFileIsAnInputError) {
+  EXPECT_THROW(RelationSpec::Load("/nonexistent/spec.rel"), InputError);
+}
+
+}  // namespace
+}  // namespace gg::symbolic
