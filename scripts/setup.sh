@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# setup.sh: make a fresh Debian 12 machine ready and build GraphGuard into build/.
+#
+# Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
+# environment .venv (torch for the LibTorch numeric runtime, numpy) only when it lacks the pinned
+# torch, then configures (Ninja, RelWithDebInfo) and builds. Environment:
+#   GG_SKIP_TORCH=1   laptop mode: no venv, no LibTorch runtime (-DGG_WITH_TORCH=OFF)
+#   GG_BUILD_DIR=dir  build directory (default: build)
+#   GG_JOBS=n         parallel build jobs (default: nproc)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BUILD_DIR=${GG_BUILD_DIR:-build}
+JOBS=${GG_JOBS:-$(nproc)}
+TORCH_VERSION=2.13.0
+log() { echo "setup: $*"; }
+
+# ---- system packages ------------------------------------------------------------------------
+APT_PACKAGES=(cmake ninja-build g++ git pkg-config nlohmann-json3-dev libgtest-dev googletest
+              libbenchmark-dev clang-14 libclang-rt-14-dev openmpi-bin libopenmpi-dev
+              python3 python3-venv python3-pip time)
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+  log "installing apt packages: ${missing[*]}"
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=(sudo)
+  fi
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+else
+  log "apt packages present"
+fi
+
+# ---- Python virtual environment with torch (LibTorch for the numeric runtime) ----------------
+CMAKE_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [[ "${GG_SKIP_TORCH:-0}" == 1 ]]; then
+  log "GG_SKIP_TORCH=1: laptop mode, no venv, no LibTorch runtime"
+  CMAKE_ARGS+=(-DGG_WITH_TORCH=OFF)
+else
+  [[ -x .venv/bin/python ]] || { log "creating .venv"; python3 -m venv .venv; }
+  have_torch=$(.venv/bin/python -c 'import torch; print(torch.__version__.split("+")[0])' \
+                 2>/dev/null || true)
+  if [[ "$have_torch" != "$TORCH_VERSION" ]] || ! .venv/bin/python -c 'import numpy' 2>/dev/null; then
+    log "installing torch==$TORCH_VERSION and numpy into .venv (have: '${have_torch:-none}')"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q "torch==$TORCH_VERSION" numpy
+  else
+    log ".venv has torch $have_torch and numpy"
+  fi
+  # LibTorch is found by cmake/FindGGLibTorch.cmake from the torch package directory; the torch
+  # CMake config (torch.utils.cmake_prefix_path) is not used: it needs a CMake-3.25-compatible
+  # CUDA setup and would abort the configure where that is missing.
+  torch_dir=$(.venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+  CMAKE_ARGS+=(-DGG_WITH_TORCH=ON "-DGG_TORCH_DIR=$torch_dir")
+fi
+
+# ---- configure and build ------------------------------------------------------------------------
+log "configuring $BUILD_DIR"
+mkdir -p "$BUILD_DIR"
+if ! cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >"$BUILD_DIR/configure.log" 2>&1; then
+  cat "$BUILD_DIR/configure.log" >&2
+  echo "setup: configure failed (log: $BUILD_DIR/configure.log)" >&2
+  exit 1
+fi
+grep -E '^-- GraphGuard' "$BUILD_DIR/configure.log" || true
+log "building $BUILD_DIR with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j "$JOBS"
+log "done: $BUILD_DIR/graphguard"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test.sh: set up (scripts/setup.sh: packages, venv, configure, build) and run the whole test
+# suite with ctest. Exits non-zero on any failure.
+#   GG_SANITIZE_CI=1  also build the core tests and the CLI with ASan+UBSan in build-asan/ and run
+#                     them (no LibTorch runtime there).
+#   GG_SKIP_TORCH=1   laptop mode (see setup.sh). GG_BUILD_DIR, GG_JOBS as in setup.sh.
+# The corpus tests read ../shared/corpus/megatron-vllm (the shared corpus beside the repo).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BUILD_DIR=${GG_BUILD_DIR:-build}
+JOBS=${GG_JOBS:-$(nproc)}
+start=$SECONDS
+
+[[ -d ../shared/corpus/megatron-vllm ]] ||
+  echo "test: warning: ../shared/corpus/megatron-vllm is missing; corpus tests will fail" >&2
+
+bash scripts/setup.sh
+echo "test: running ctest in $BUILD_DIR"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+
+if [[ "${GG_SANITIZE_CI:-0}" == 1 ]]; then
+  echo "test: ASan+UBSan build in build-asan"
+  mkdir -p build-asan
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGG_SANITIZE=ON -DGG_WITH_TORCH=OFF \
+    -DGG_BUILD_BENCH=OFF >build-asan/configure.log 2>&1 ||
+    { cat build-asan/configure.log >&2; exit 1; }
+  cmake --build build-asan -j "$JOBS" --target gg_tests graphguard
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+fi
+echo "test: all tests passed in $((SECONDS - start)) s"
