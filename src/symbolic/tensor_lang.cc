@@ -1,0 +1,393 @@
+#include "symbolic/tensor_lang.h"
+
+#include <bit>
+#include <numeric>
+
+namespace gg::symbolic {
+namespace {
+
+using ir::DType;
+using ir::Shape;
+using ir::TensorType;
+
+// One line per op. Integer attributes (dims, offsets, sizes) are children that are `num` classes,
+// so lemmas can bind and compare them like any other subterm.
+const std::vector<TensorOpInfo> kOps = {
+    // leaves
+    {"num", 0, true, TensorRule::kNone},
+    {"flt", 0, true, TensorRule::kNone},
+    {"tensor", 0, true, TensorRule::kLeaf},
+    // relation vocabulary
+    {"concat", kVariadic, true, TensorRule::kConcat},     // (concat dim xs...)
+    {"slice", 4, true, TensorRule::kSlice},               // (slice x dim start end)
+    {"sumr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise sum of xs
+    {"maxr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise max of xs
+    {"minr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise min of xs
+    {"scale", 2, true, TensorRule::kUnary},               // (scale x (flt f)) = f * x
+    {"reshape", kVariadic, true, TensorRule::kReshape},   // (reshape x sizes...)
+    {"transpose", 3, true, TensorRule::kTranspose},       // (transpose x d0 d1)
+    {"permute", kVariadic, true, TensorRule::kPermute},   // (permute x dims...)
+    // compute ops
+    {"add", 2, false, TensorRule::kBroadcast},
+    {"sub", 2, false, TensorRule::kBroadcast},
+    {"mul", 2, false, TensorRule::kBroadcast},
+    {"div", 2, false, TensorRule::kBroadcast},
+    {"lt", 2, false, TensorRule::kCompare},
+    {"ge", 2, false, TensorRule::kCompare},
+    {"neg", 1, false, TensorRule::kUnary},
+    {"exp", 1, false, TensorRule::kUnary},
+    {"log", 1, false, TensorRule::kUnary},
+    {"sqrt", 1, false, TensorRule::kUnary},
+    {"rsqrt", 1, false, TensorRule::kUnary},
+    {"tanh", 1, false, TensorRule::kUnary},
+    {"gelu", 1, false, TensorRule::kUnary},
+    {"silu", 1, false, TensorRule::kUnary},
+    {"relu", 1, false, TensorRule::kUnary},
+    {"sigmoid", 1, false, TensorRule::kUnary},
+    {"mm", 2, false, TensorRule::kMatmul},
+    {"bmm", 2, false, TensorRule::kBatchMatmul},
+    {"softmax", 2, false, TensorRule::kUnary},            // (softmax x dim)
+    {"sum_dim", 3, false, TensorRule::kReduceDim},        // (sum_dim x dim keepdim)
+    {"max_dim", 3, false, TensorRule::kReduceDim},        // values of max over dim
+    {"mean_dim", 3, false, TensorRule::kReduceDim},
+    {"sum_all", 1, false, TensorRule::kReduceAll},
+    {"layernorm", 5, false, TensorRule::kUnary},          // (layernorm x w b ndims (flt eps))
+    {"rmsnorm", 3, false, TensorRule::kUnary},            // (rmsnorm x w (flt eps))
+    {"masked_fill", 3, false, TensorRule::kUnary},        // (masked_fill x mask (flt v))
+    {"embedding", 2, false, TensorRule::kEmbedding},      // (embedding weight indices)
+};
+
+std::string Str(const Shape& s) { return ir::ShapeToString(s); }
+
+}  // namespace
+
+const std::vector<TensorOpInfo>& TensorOpTable() { return kOps; }
+
+int64_t LeafTable::Intern(const TensorLeaf& leaf) {
+  for (size_t i = 0; i < leaves_.size(); ++i) {
+    const TensorLeaf& l = leaves_[i];
+    if (l.side == leaf.side && l.rank == leaf.rank && l.ref == leaf.ref) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  leaves_.push_back(leaf);
+  return static_cast<int64_t>(leaves_.size() - 1);
+}
+
+const TensorLanguage& TensorLanguage::Get() {
+  static const TensorLanguage* language = new TensorLanguage();
+  return *language;
+}
+
+TensorLanguage::TensorLanguage() {
+  for (const TensorOpInfo& op : kOps) {
+    if (op.arity == 0 && (std::string(op.name) == "num" || std::string(op.name) == "flt" ||
+                          std::string(op.name) == "tensor")) {
+      ops_.AddPayloadLeaf(op.name);
+    } else {
+      ops_.Add(op.name, op.arity);
+    }
+  }
+  auto id = [&](const char* name) { return *ops_.Find(name); };
+  num = id("num");
+  flt = id("flt");
+  tensor = id("tensor");
+  concat = id("concat");
+  slice = id("slice");
+  sumr = id("sumr");
+  maxr = id("maxr");
+  minr = id("minr");
+  scale = id("scale");
+  reshape = id("reshape");
+  transpose = id("transpose");
+  permute = id("permute");
+  ops_.SetLiteralOp(num);
+}
+
+ENode TensorLanguage::Flt(double value) const {
+  return ENode{flt, std::bit_cast<int64_t>(value), {}};
+}
+
+double TensorLanguage::FltValue(int64_t payload) { return std::bit_cast<double>(payload); }
+
+// ---- analysis ----------------------------------------------------------------------------------
+
+TensorFacts TensorAnalysis::Make(const EGraph& graph, const ENode& node) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  TensorFacts facts;
+  if (node.op == lang.num) {
+    facts.constant = node.payload;
+    facts.clean = true;
+    return facts;
+  }
+  if (node.op == lang.flt) {
+    facts.fconstant = TensorLanguage::FltValue(node.payload);
+    facts.clean = true;
+    return facts;
+  }
+  if (node.op == lang.tensor) {
+    const TensorLeaf& leaf = leaves_->at(node.payload);
+    facts.type = leaf.type;
+    facts.clean = leaf.side == TensorLeaf::Side::kDist;
+    return facts;
+  }
+  std::string why;
+  facts.type = InferType(node, &why);
+  if (!facts.type) {
+    facts.conflict = true;
+    facts.conflict_reason = "ill-typed " + lang.ops().Name(node.op) + ": " + why;
+  }
+  if (lang.is_relation(node.op)) {
+    facts.clean = true;
+    for (ClassId child : node.children) facts.clean = facts.clean && (*this)[child].clean;
+  }
+  return facts;
+}
+
+bool TensorAnalysis::Merge(TensorFacts& into, TensorFacts from) {
+  bool changed = false;
+  auto conflict = [&](const std::string& reason) {
+    if (!into.conflict) {
+      into.conflict = true;
+      into.conflict_reason = reason;
+      changed = true;
+    }
+  };
+  if (from.constant) {
+    if (!into.constant) {
+      into.constant = from.constant;
+      changed = true;
+    } else if (*into.constant != *from.constant) {
+      conflict("merged integers " + std::to_string(*into.constant) + " and " +
+               std::to_string(*from.constant));
+    }
+  }
+  if (from.fconstant && !into.fconstant) {
+    into.fconstant = from.fconstant;
+    changed = true;
+  }
+  if (from.type) {
+    if (!into.type) {
+      into.type = from.type;
+      changed = true;
+    } else if (*into.type != *from.type) {
+      conflict("merged tensors of types " + into.type->ToString() + " and " +
+               from.type->ToString());
+    }
+  }
+  if (from.clean && !into.clean) {
+    into.clean = true;
+    changed = true;
+  }
+  if (from.conflict) conflict(from.conflict_reason);
+  return changed;
+}
+
+std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::string* why) const {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  const TensorOpInfo& info = lang.info(node.op);
+  auto fail = [&](const std::string& reason) -> std::optional<TensorType> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
+  auto type_of = [&](size_t i) -> const std::optional<TensorType>& {
+    return (*this)[node.children.at(i)].type;
+  };
+  auto int_of = [&](size_t i) -> std::optional<int64_t> {
+    return (*this)[node.children.at(i)].constant;
+  };
+  auto dim_of = [&](size_t i, size_t rank) -> std::optional<int64_t> {
+    auto v = int_of(i);
+    if (!v) return std::nullopt;
+    return ir::WrapDim(*v, static_cast<int64_t>(rank));
+  };
+  switch (info.rule) {
+    case TensorRule::kNone:
+    case TensorRule::kLeaf:
+      return fail("not a tensor op");
+    case TensorRule::kUnary: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      return *type_of(0);
+    }
+    case TensorRule::kSameAsAll: {
+      if (node.children.empty()) return fail("needs at least one operand");
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        if (!type_of(i)) return fail("operand " + std::to_string(i) + " is not a tensor");
+        if (*type_of(i) != *type_of(0)) {
+          return fail("operands differ: " + type_of(0)->ToString() + " vs " +
+                      type_of(i)->ToString());
+        }
+      }
+      return *type_of(0);
+    }
+    case TensorRule::kConcat: {
+      if (node.children.size() < 2) return fail("concat needs a dim and a tensor");
+      if (!type_of(1)) return fail("operand is not a tensor");
+      TensorType out = *type_of(1);
+      auto dim = dim_of(0, out.shape.size());
+      if (!dim || out.shape.empty()) return fail("bad concat dim");
+      for (size_t i = 2; i < node.children.size(); ++i) {
+        const auto& t = type_of(i);
+        if (!t || t->dtype != out.dtype || t->shape.size() != out.shape.size()) {
+          return fail("concat operands differ in dtype or rank");
+        }
+        for (size_t d = 0; d < out.shape.size(); ++d) {
+          if (static_cast<int64_t>(d) == *dim) continue;
+          if (t->shape[d] != out.shape[d]) {
+            return fail("concat operands differ outside dim " + std::to_string(*dim) + ": " +
+                        Str(out.shape) + " vs " + Str(t->shape));
+          }
+        }
+        out.shape[*dim] = out.shape[*dim] + t->shape[*dim];
+      }
+      return out;
+    }
+    case TensorRule::kSlice: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out = *type_of(0);
+      auto dim = dim_of(1, out.shape.size());
+      auto start = int_of(2), end = int_of(3);
+      if (!dim || !start || !end || out.shape.empty()) return fail("bad slice arguments");
+      const ir::Dim& size = out.shape[*dim];
+      if (!size.is_static()) return fail("slice of a symbolic dimension");
+      if (*start < 0 || *end < *start || *end > size.value()) {
+        return fail("slice [" + std::to_string(*start) + ", " + std::to_string(*end) +
+                    ") out of range for size " + size.ToString());
+      }
+      out.shape[*dim] = ir::Dim(*end - *start);
+      return out;
+    }
+    case TensorRule::kBroadcast:
+    case TensorRule::kCompare: {
+      const auto& a = type_of(0);
+      const auto& b = type_of(1);
+      if (!a && !b) return fail("no tensor operand");
+      TensorType out;
+      if (!a || !b) {
+        out = a ? *a : *b;  // tensor op scalar
+      } else {
+        out.dtype = ir::PromoteTypes(a->dtype, b->dtype);
+        size_t rank = std::max(a->shape.size(), b->shape.size());
+        out.shape.assign(rank, ir::Dim(1));
+        for (size_t i = 0; i < rank; ++i) {
+          auto pick = [&](const Shape& s) -> ir::Dim {
+            size_t offset = rank - s.size();
+            return i < offset ? ir::Dim(1) : s[i - offset];
+          };
+          ir::Dim da = pick(a->shape), db = pick(b->shape);
+          if (da == db || db == ir::Dim(1)) {
+            out.shape[i] = da;
+          } else if (da == ir::Dim(1)) {
+            out.shape[i] = db;
+          } else {
+            return fail("cannot broadcast " + Str(a->shape) + " with " + Str(b->shape));
+          }
+        }
+      }
+      if (info.rule == TensorRule::kCompare) out.dtype = DType::kBool;
+      return out;
+    }
+    case TensorRule::kMatmul: {
+      const auto& a = type_of(0);
+      const auto& b = type_of(1);
+      if (!a || !b || a->shape.size() != 2 || b->shape.size() != 2) {
+        return fail("mm needs two matrices");
+      }
+      if (a->shape[1] != b->shape[0]) {
+        return fail("mm inner dimensions differ: " + Str(a->shape) + " x " + Str(b->shape));
+      }
+      return TensorType{ir::PromoteTypes(a->dtype, b->dtype), {a->shape[0], b->shape[1]}};
+    }
+    case TensorRule::kBatchMatmul: {
+      const auto& a = type_of(0);
+      const auto& b = type_of(1);
+      if (!a || !b || a->shape.size() != 3 || b->shape.size() != 3) {
+        return fail("bmm needs two 3-d tensors");
+      }
+      if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1]) {
+        return fail("bmm shapes differ: " + Str(a->shape) + " x " + Str(b->shape));
+      }
+      return TensorType{ir::PromoteTypes(a->dtype, b->dtype),
+                        {a->shape[0], a->shape[1], b->shape[2]}};
+    }
+    case TensorRule::kReshape: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out{type_of(0)->dtype, {}};
+      int infer_at = -1;
+      ir::Dim known(1);
+      for (size_t i = 1; i < node.children.size(); ++i) {
+        auto v = int_of(i);
+        if (!v) return fail("reshape size is not an integer");
+        if (*v == -1) {
+          if (infer_at >= 0) return fail("reshape with two -1 sizes");
+          infer_at = static_cast<int>(out.shape.size());
+          out.shape.emplace_back(1);
+          continue;
+        }
+        out.shape.emplace_back(*v);
+        known = known * ir::Dim(*v);
+      }
+      ir::Dim total = ir::NumElements(type_of(0)->shape);
+      if (infer_at >= 0) {
+        if (!total.is_static() || known.value() == 0 || total.value() % known.value() != 0) {
+          return fail("cannot infer -1 in reshape");
+        }
+        out.shape[infer_at] = total / known;
+      } else if (known != total) {
+        return fail("reshape of " + Str(type_of(0)->shape) + " to " + Str(out.shape) +
+                    " changes the number of elements");
+      }
+      return out;
+    }
+    case TensorRule::kTranspose: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out = *type_of(0);
+      auto d0 = dim_of(1, out.shape.size()), d1 = dim_of(2, out.shape.size());
+      if (!d0 || !d1) return fail("bad transpose dims");
+      if (!out.shape.empty()) std::swap(out.shape[*d0], out.shape[*d1]);
+      return out;
+    }
+    case TensorRule::kPermute: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      const TensorType& in = *type_of(0);
+      if (node.children.size() - 1 != in.shape.size()) return fail("permute rank mismatch");
+      TensorType out{in.dtype, {}};
+      std::vector<bool> seen(in.shape.size(), false);
+      for (size_t i = 1; i < node.children.size(); ++i) {
+        auto d = dim_of(i, in.shape.size());
+        if (!d || seen[*d]) return fail("permute dims are not a permutation");
+        seen[*d] = true;
+        out.shape.push_back(in.shape[*d]);
+      }
+      return out;
+    }
+    case TensorRule::kReduceDim: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out = *type_of(0);
+      auto dim = dim_of(1, out.shape.size());
+      auto keepdim = int_of(2);
+      if (!dim || !keepdim || out.shape.empty()) return fail("bad reduction dim");
+      if (*keepdim) {
+        out.shape[*dim] = ir::Dim(1);
+      } else {
+        out.shape.erase(out.shape.begin() + *dim);
+      }
+      return out;
+    }
+    case TensorRule::kReduceAll: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      return TensorType{type_of(0)->dtype, {}};
+    }
+    case TensorRule::kEmbedding: {
+      const auto& w = type_of(0);
+      const auto& idx = type_of(1);
+      if (!w || !idx || w->shape.size() != 2) return fail("embedding needs a 2-d weight");
+      TensorType out{w->dtype, idx->shape};
+      out.shape.push_back(w->shape[1]);
+      return out;
+    }
+  }
+  return fail("unknown rule");
+}
+
+}  // namespace gg::symbolic

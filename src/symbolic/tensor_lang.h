@@ -1,0 +1,125 @@
+// TensorLanguage: the ops GraphGuard's lemmas and relation inference speak, and the facts the
+// e-graph keeps about every class (its tensor type, its integer value, whether it is "clean").
+//
+// The language has three layers, declared as one table in tensor_lang.cc:
+//  - leaves: `(num k)` integers (dims, offsets, sizes), `(flt bits)` doubles, `(tensor id)` a
+//    tensor of S or of one rank of D (id indexes a LeafTable);
+//  - relation ops, the vocabulary of relations (concat, slice, sum/max/min over ranks, scale,
+//    reshape, transpose, permute): a class is *clean* when it holds a D tensor or a relation op
+//    over clean classes — the expressions relation inference is allowed to extract;
+//  - compute ops mirroring the ATen operators the models use (mm, add, softmax, layernorm, ...).
+// Shape rules here are the small, exact rules of this language; lowering of captured ATen nodes
+// into it (a later step) reuses the operator registry's rules through the graph's annotations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "symbolic/egraph.h"
+
+namespace gg::symbolic {
+
+// How an op's output type is computed from its children (one rule serves many ops).
+enum class TensorRule : uint8_t {
+  kNone,         // integer leaves and arithmetic: no tensor type
+  kLeaf,         // (tensor id): from the LeafTable
+  kConcat,       // (concat dim xs...)
+  kSlice,        // (slice x dim start end)
+  kSameAsAll,    // (sumr xs...), (maxr xs...): all children share one type
+  kUnary,        // same type as child 0 (elementwise, scale, softmax, norms)
+  kBroadcast,    // elementwise binary with broadcasting and type promotion
+  kCompare,      // broadcasting binary with a bool result
+  kMatmul,       // (mm a b): [m,k] x [k,n]
+  kBatchMatmul,  // (bmm a b): [b,m,k] x [b,k,n]
+  kReshape,      // (reshape x sizes...)
+  kTranspose,    // (transpose x d0 d1)
+  kPermute,      // (permute x dims...)
+  kReduceDim,    // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
+  kReduceAll,    // (sum_all x): scalar
+  kEmbedding,    // (embedding weight indices)
+};
+
+struct TensorOpInfo {
+  const char* name;
+  int arity;  // kVariadic for any number of children
+  bool relation;  // part of the relation vocabulary (may appear in clean expressions)
+  TensorRule rule;
+};
+
+// The ops of the language in declaration order (ids are indices into this table).
+const std::vector<TensorOpInfo>& TensorOpTable();
+
+// A tensor that a `(tensor id)` leaf stands for.
+struct TensorLeaf {
+  enum class Side : uint8_t { kSeq, kDist };
+  Side side = Side::kSeq;
+  int32_t rank = 0;  // for kDist
+  ir::TensorRef ref;
+  ir::TensorType type;
+  std::string name;  // FX name, for printing
+};
+
+class LeafTable {
+ public:
+  // Returns the id of the leaf, adding it if new (same side, rank and ref → same id).
+  int64_t Intern(const TensorLeaf& leaf);
+  const TensorLeaf& at(int64_t id) const { return leaves_.at(static_cast<size_t>(id)); }
+  size_t size() const { return leaves_.size(); }
+
+ private:
+  std::vector<TensorLeaf> leaves_;
+};
+
+// The language's OpTable plus named ids for the ops code refers to directly.
+class TensorLanguage {
+ public:
+  static const TensorLanguage& Get();
+
+  const OpTable& ops() const { return ops_; }
+  const TensorOpInfo& info(OpId op) const { return TensorOpTable()[op]; }
+  bool is_relation(OpId op) const { return info(op).relation; }
+
+  OpId num, flt, tensor;
+  OpId concat, slice, sumr, maxr, minr, scale, reshape, transpose, permute;
+
+  // Leaf nodes.
+  ENode Num(int64_t value) const { return ENode{num, value, {}}; }
+  ENode Flt(double value) const;
+  ENode Tensor(int64_t leaf_id) const { return ENode{tensor, leaf_id, {}}; }
+  static double FltValue(int64_t payload);
+
+ private:
+  TensorLanguage();
+  OpTable ops_;
+};
+
+// What the e-graph knows about a class. A conflict (two different types or constants merged) means
+// a lemma or an assumption equated different things: inference reports it, it is never ignored.
+struct TensorFacts {
+  std::optional<int64_t> constant;    // integer value (num leaves)
+  std::optional<double> fconstant;    // double value (flt leaves)
+  std::optional<ir::TensorType> type; // tensor-valued classes
+  bool clean = false;                 // expressible over D tensors with relation ops
+  bool conflict = false;
+  std::string conflict_reason;
+  bool operator==(const TensorFacts& other) const = default;
+};
+
+class TensorAnalysis : public AnalysisOf<TensorAnalysis, TensorFacts> {
+ public:
+  explicit TensorAnalysis(const LeafTable& leaves) : leaves_(&leaves) {}
+  TensorFacts Make(const EGraph& graph, const ENode& node);
+  bool Merge(TensorFacts& into, TensorFacts from);
+
+  // The tensor type a node would have given its children's facts, or nullopt with a reason
+  // (shape rules of the language; used by Make and by side conditions).
+  std::optional<ir::TensorType> InferType(const ENode& node, std::string* why) const;
+
+ private:
+  const LeafTable* leaves_;
+};
+
+}  // namespace gg::symbolic
