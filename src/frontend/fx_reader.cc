@@ -1,0 +1,876 @@
+#include "frontend/fx_reader.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "frontend/node_check.h"
+#include "util/diagnostic.h"
+
+namespace gg::frontend {
+namespace {
+
+// ---- tokens ------------------------------------------------------------------------------------
+
+enum class Tok { kName, kNumber, kString, kPunct, kComment, kNewline, kEnd };
+
+struct Token {
+  Tok kind;
+  std::string_view text;  // raw text (for strings: with quotes; for comments: from '#')
+  std::string value;      // decoded string literal
+  int line;
+};
+
+bool IsNameStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Splits the text into tokens. Newlines inside brackets are not statement ends (as in Python);
+// brackets must balance, strings must close.
+class Lexer {
+ public:
+  Lexer(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+
+  std::vector<Token> Run() {
+    std::vector<Token> out;
+    out.reserve(text_.size() / 4);
+    size_t i = 0;
+    const size_t n = text_.size();
+    while (i < n) {
+      char c = text_[i];
+      if (c == '\n') {
+        if (open_.empty()) out.push_back({Tok::kNewline, text_.substr(i, 1), {}, line_});
+        ++line_;
+        ++i;
+      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+        ++i;
+      } else if (c == '\\' && i + 1 < n && text_[i + 1] == '\n') {
+        ++line_;
+        i += 2;
+      } else if (c == '#') {
+        size_t end = text_.find('\n', i);
+        if (end == std::string_view::npos) end = n;
+        if (open_.empty()) out.push_back({Tok::kComment, text_.substr(i, end - i), {}, line_});
+        i = end;
+      } else if (IsNameStart(c)) {
+        size_t b = i;
+        while (i < n && IsNameChar(text_[i])) ++i;
+        out.push_back({Tok::kName, text_.substr(b, i - b), {}, line_});
+      } else if (IsDigit(c) || (c == '.' && i + 1 < n && IsDigit(text_[i + 1]))) {
+        size_t b = i;
+        while (i < n) {
+          char d = text_[i];
+          if (IsNameChar(d) || d == '.') {
+            ++i;
+          } else if ((d == '+' || d == '-') && (text_[i - 1] == 'e' || text_[i - 1] == 'E')) {
+            ++i;
+          } else {
+            break;
+          }
+        }
+        out.push_back({Tok::kNumber, text_.substr(b, i - b), {}, line_});
+      } else if (c == '\'' || c == '"') {
+        out.push_back(LexString(&i));
+      } else if (c == '(' || c == '[' || c == '{') {
+        open_.push_back({c, line_});
+        out.push_back({Tok::kPunct, text_.substr(i, 1), {}, line_});
+        ++i;
+      } else if (c == ')' || c == ']' || c == '}') {
+        char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+        if (open_.empty()) {
+          throw InputError(file_, line_, std::string("unbalanced '") + c + "': nothing to close");
+        }
+        if (open_.back().first != want) {
+          throw InputError(file_, line_,
+                           std::string("unbalanced '") + c + "': it closes '" +
+                               open_.back().first + "' opened at line " +
+                               std::to_string(open_.back().second));
+        }
+        open_.pop_back();
+        out.push_back({Tok::kPunct, text_.substr(i, 1), {}, line_});
+        ++i;
+      } else {
+        out.push_back({Tok::kPunct, text_.substr(i, 1), {}, line_});
+        ++i;
+      }
+    }
+    if (!open_.empty()) {
+      throw InputError(file_, open_.back().second,
+                       std::string("unbalanced '") + open_.back().first +
+                           "': opened here and never closed");
+    }
+    out.push_back({Tok::kNewline, {}, {}, line_});
+    out.push_back({Tok::kEnd, {}, {}, line_});
+    return out;
+  }
+
+ private:
+  Token LexString(size_t* pos) {
+    size_t i = *pos;
+    const char quote = text_[i];
+    const int start_line = line_;
+    std::string value;
+    ++i;
+    while (true) {
+      if (i >= text_.size() || text_[i] == '\n') {
+        throw InputError(file_, start_line, "unterminated string literal");
+      }
+      char c = text_[i];
+      if (c == quote) {
+        ++i;
+        break;
+      }
+      if (c == '\\' && i + 1 < text_.size()) {
+        char e = text_[i + 1];
+        switch (e) {
+          case 'n': value += '\n'; break;
+          case 't': value += '\t'; break;
+          case 'r': value += '\r'; break;
+          case '\\': value += '\\'; break;
+          case '\'': value += '\''; break;
+          case '"': value += '"'; break;
+          case '\n': ++line_; break;
+          default: value += '\\'; value += e; break;
+        }
+        i += 2;
+        continue;
+      }
+      value += c;
+      ++i;
+    }
+    Token t{Tok::kString, text_.substr(*pos, i - *pos), std::move(value), start_line};
+    *pos = i;
+    return t;
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  int line_ = 1;
+  std::vector<std::pair<char, int>> open_;  // open brackets and their lines
+};
+
+// ---- parser ------------------------------------------------------------------------------------
+
+// What a name in the forward body stands for.
+struct Binding {
+  bool multi = false;      // a multi-output call: only `name[i]` may read it
+  ir::TensorRef ref;       // the value (multi: node id in ref.node)
+};
+
+// Operators whose output is their (single) input: they give an unrecorded constant its type.
+bool IsIdentityOp(const ir::OpName& op) {
+  if (op.ns != "aten") return false;
+  return op.name == "lift_fresh_copy" || op.name == "clone" || op.name == "detach" ||
+         op.name == "alias" || op.name == "lift_fresh" || op.name == "lift";
+}
+
+int RankFromFileName(const std::string& file) {
+  size_t slash = file.find_last_of('/');
+  std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  for (size_t p = base.find(".r"); p != std::string::npos; p = base.find(".r", p + 1)) {
+    size_t q = p + 2;
+    int rank = 0;
+    bool digits = false;
+    while (q < base.size() && IsDigit(base[q]) && rank < 1000000) {
+      rank = rank * 10 + (base[q] - '0');
+      digits = true;
+      ++q;
+    }
+    if (digits && q < base.size() && base[q] == '.') return rank;
+  }
+  return 0;
+}
+
+class FxParser {
+ public:
+  FxParser(std::string_view text, const std::string& file, const FxOptions& options)
+      : file_(file), options_(options), tokens_(Lexer(text, file).Run()) {}
+
+  ir::Graph Parse() {
+    graph_.file = file_;
+    graph_.rank = RankFromFileName(file_);
+    while (Peek().kind != Tok::kEnd) ParseStatement();
+    if (state_ == State::kHeader) {
+      throw InputError(file_, LastLine(),
+                       "no 'class ...(torch.nn.Module)' with a forward() found; is this an FX "
+                       "print_readable file?");
+    }
+    if (state_ == State::kClass) {
+      throw InputError(file_, LastLine(), "the class has no 'def forward(self, ...)'");
+    }
+    if (state_ == State::kBody) {
+      throw InputError(file_, LastLine(),
+                       "file ends before the 'return' of forward() (truncated file?)");
+    }
+    graph_.Reindex();
+    return std::move(graph_);
+  }
+
+ private:
+  enum class State { kHeader, kClass, kBody, kDone };
+
+  // -- token helpers --
+  const Token& Peek(size_t ahead = 0) const {
+    size_t i = std::min(pos_ + ahead, tokens_.size() - 1);
+    return tokens_[i];
+  }
+  const Token& Next() {
+    const Token& t = tokens_[pos_];
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return t;
+  }
+  bool IsPunct(const Token& t, char c) const {
+    return t.kind == Tok::kPunct && t.text.size() == 1 && t.text[0] == c;
+  }
+  bool IsName(const Token& t, std::string_view name) const {
+    return t.kind == Tok::kName && t.text == name;
+  }
+  // Line of the last token that is not an end of line: where a truncated file stops.
+  int LastLine() const {
+    for (auto it = tokens_.rbegin(); it != tokens_.rend(); ++it) {
+      if (it->kind != Tok::kNewline && it->kind != Tok::kEnd) return it->line;
+    }
+    return 1;
+  }
+  [[noreturn]] void Fail(const Token& at, const std::string& problem) const {
+    throw InputError(file_, at.line, problem);
+  }
+  static std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::kNewline: return "end of line";
+      case Tok::kEnd: return "end of file";
+      case Tok::kComment: return "a comment";
+      default: return "'" + std::string(t.text) + "'";
+    }
+  }
+  void ExpectPunct(char c, const char* context) {
+    const Token& t = Peek();
+    if (!IsPunct(t, c)) {
+      Fail(t, std::string("expected '") + c + "' " + context + ", found " + Describe(t));
+    }
+    Next();
+  }
+  const Token& ExpectName(const char* context) {
+    const Token& t = Peek();
+    if (t.kind != Tok::kName) Fail(t, std::string("expected ") + context + ", found " + Describe(t));
+    return Next();
+  }
+  void SkipToLineEnd() {
+    while (Peek().kind != Tok::kNewline && Peek().kind != Tok::kEnd) Next();
+    if (Peek().kind == Tok::kNewline) Next();
+  }
+  void ExpectLineEnd() {
+    const Token& t = Peek();
+    if (t.kind == Tok::kComment) Next();
+    if (Peek().kind != Tok::kNewline && Peek().kind != Tok::kEnd) {
+      Fail(Peek(), "unexpected " + Describe(Peek()) + " at the end of the statement");
+    }
+    if (Peek().kind == Tok::kNewline) Next();
+  }
+
+  // -- statements --
+  void ParseStatement() {
+    const Token& first = Peek();
+    if (first.kind == Tok::kNewline) {  // blank line: ends the scope of a "# File:" comment
+      source_ = {};
+      Next();
+      return;
+    }
+    if (first.kind == Tok::kComment) {
+      HandleComment(first);
+      Next();
+      ExpectLineEnd();
+      return;
+    }
+    switch (state_) {
+      case State::kHeader:
+        if (IsName(first, "class")) {
+          ParseClass();
+        } else {
+          SkipToLineEnd();  // imports, type stubs
+        }
+        return;
+      case State::kClass:
+        ParseDef();
+        return;
+      case State::kBody:
+        if (IsName(first, "return")) {
+          ParseReturn();
+        } else {
+          ParseNodeStatement();
+        }
+        return;
+      case State::kDone:
+        Fail(first, "unexpected " + Describe(first) + " after the 'return' of forward()");
+    }
+  }
+
+  void HandleComment(const Token& t) {
+    std::string_view text = t.text.substr(1);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (state_ == State::kHeader && text.substr(0, 11) == "Graph[rank=") {
+      int64_t rank = 0;
+      auto [ptr, ec] = std::from_chars(text.data() + 11, text.data() + text.size(), rank);
+      if (ec != std::errc() || ptr == text.data() + 11 || rank < 0 || rank > (1 << 20)) {
+        Fail(t, "bad rank in '# Graph[rank=...]' header");
+      }
+      graph_.rank = static_cast<int32_t>(rank);
+      return;
+    }
+    if (state_ != State::kBody) return;
+    if (text.substr(0, 5) == "File:") {
+      source_ = ParseSourceComment(text.substr(5));
+    } else if (text.substr(0, 8) == "No stack") {
+      source_ = {};
+    }
+  }
+
+  // " /path/x.py:456 in func, code: text"
+  static ir::SourceLocation ParseSourceComment(std::string_view text) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    ir::SourceLocation loc;
+    std::string_view head = text;
+    size_t code = text.find(", code: ");
+    if (code != std::string_view::npos) {
+      loc.code = std::string(text.substr(code + 8));
+      head = text.substr(0, code);
+    }
+    size_t in = head.rfind(" in ");
+    if (in != std::string_view::npos) {
+      loc.function = std::string(head.substr(in + 4));
+      head = head.substr(0, in);
+    }
+    size_t colon = head.rfind(':');
+    if (colon != std::string_view::npos) {
+      int32_t line = 0;
+      std::string_view num = head.substr(colon + 1);
+      auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), line);
+      if (ec == std::errc() && ptr == num.data() + num.size() && !num.empty()) {
+        loc.line = line;
+        head = head.substr(0, colon);
+      }
+    }
+    loc.file = std::string(head);
+    return loc;
+  }
+
+  void ParseClass() {
+    const Token& kw = Next();  // "class"
+    std::string name;
+    while (Peek().kind != Tok::kNewline && Peek().kind != Tok::kEnd && !IsPunct(Peek(), '(') &&
+           !IsPunct(Peek(), ':')) {
+      name += std::string(Next().text);
+    }
+    if (name.empty()) Fail(kw, "expected a class name after 'class'");
+    SkipToLineEnd();
+    graph_.name = name;
+    state_ = State::kClass;
+  }
+
+  void ParseDef() {
+    const Token& def = Peek();
+    if (!IsName(def, "def")) Fail(def, "expected 'def forward(self, ...):', found " + Describe(def));
+    Next();
+    const Token& fname = ExpectName("a method name");
+    if (fname.text != "forward") {
+      Fail(fname, "expected 'def forward(self, ...)', found method '" + std::string(fname.text) +
+                      "'");
+    }
+    ExpectPunct('(', "after 'def forward'");
+    const Token& self = ExpectName("'self'");
+    if (self.text != "self") Fail(self, "the first parameter of forward() must be 'self'");
+    while (IsPunct(Peek(), ',')) {
+      Next();
+      if (IsPunct(Peek(), ')')) break;  // trailing comma
+      const Token& pname = ExpectName("a parameter name");
+      ExpectPunct(':', "after a parameter name (inputs need a type annotation)");
+      const Token& annot = Peek();
+      if (annot.kind != Tok::kString) {
+        Fail(annot, "expected a type annotation string like \"f32[8, 1536]\" for parameter '" +
+                        std::string(pname.text) + "'");
+      }
+      Next();
+      ir::Node node;
+      node.kind = ir::NodeKind::kInput;
+      node.name = std::string(pname.text);
+      node.def_line = pname.line;
+      node.outputs.push_back({node.name, ParseAnnotation(annot)});
+      Define(pname, node.name, false, {static_cast<ir::NodeId>(graph_.nodes.size()), 0});
+      graph_.AddNode(std::move(node));
+    }
+    ExpectPunct(')', "to close the parameters of forward()");
+    if (IsPunct(Peek(), '-')) {  // return annotation "-> ..."
+      while (!IsPunct(Peek(), ':') && Peek().kind != Tok::kNewline) Next();
+    }
+    ExpectPunct(':', "after 'def forward(...)'");
+    ExpectLineEnd();
+    state_ = State::kBody;
+  }
+
+  ir::TensorType ParseAnnotation(const Token& t) {
+    std::string why;
+    std::optional<ir::TensorType> type = ir::ParseTensorType(t.value, &why);
+    if (!type) Fail(t, "bad type annotation: " + why);
+    return *type;
+  }
+
+  void Define(const Token& at, const std::string& name, bool multi, ir::TensorRef ref) {
+    auto [it, inserted] = bindings_.emplace(name, Binding{multi, ref});
+    if (!inserted) {
+      const ir::Node& prev = graph_.nodes.at(it->second.ref.node);
+      Fail(at, "duplicate name '" + name + "' (first defined at line " +
+                   std::to_string(prev.def_line) + ")");
+    }
+  }
+
+  void ParseReturn() {
+    const Token& ret = Next();
+    graph_.return_line = ret.line;
+    if (Peek().kind == Tok::kNewline || Peek().kind == Tok::kComment) {
+      ExpectLineEnd();
+      state_ = State::kDone;
+      return;
+    }
+    ir::Value value = ParseValue();
+    if (value.is_list()) {
+      graph_.outputs = value.as_list();
+    } else {
+      graph_.outputs.push_back(std::move(value));
+    }
+    ExpectLineEnd();
+    state_ = State::kDone;
+  }
+
+  // name[: "type"] = rhs [; a = b = None]...
+  void ParseNodeStatement() {
+    const Token& name_tok = Peek();
+    if (name_tok.kind != Tok::kName) {
+      Fail(name_tok, "expected a node definition 'name: \"type\" = ...', found " +
+                         Describe(name_tok));
+    }
+    Next();
+    std::optional<ir::TensorType> annotation;
+    if (IsPunct(Peek(), ':')) {
+      Next();
+      const Token& annot = Peek();
+      if (annot.kind != Tok::kString) {
+        Fail(annot, "expected a type annotation string after '" + std::string(name_tok.text) +
+                        ":', found " + Describe(annot));
+      }
+      Next();
+      annotation = ParseAnnotation(annot);
+    }
+    ExpectPunct('=', ("after '" + std::string(name_tok.text) + "'").c_str());
+    const std::string name(name_tok.text);
+    const Token& rhs = Peek();
+    if (IsName(rhs, "self") && IsPunct(Peek(1), '.')) {
+      ParseConstant(name_tok, annotation);
+    } else if (rhs.kind == Tok::kName && IsPunct(Peek(1), '[')) {
+      ParseGetItem(name_tok, annotation);
+    } else if (IsName(rhs, "torch")) {
+      ParseCall(name_tok, annotation);
+    } else {
+      Fail(rhs, "unsupported right-hand side " + Describe(rhs) + " for '" + name +
+                    "' (expected torch.ops.<ns>.<op>.<overload>(...), x[i] or self.<attr>)");
+    }
+    ParseFrees();
+  }
+
+  // ";  a = b = None" parts: names freed by the printer.
+  void ParseFrees() {
+    while (IsPunct(Peek(), ';')) {
+      Next();
+      if (Peek().kind == Tok::kNewline || Peek().kind == Tok::kEnd) break;
+      int names = 0;
+      while (true) {
+        const Token& t = ExpectName("a name in 'x = None'");
+        if (IsName(t, "None")) {
+          if (names == 0) Fail(t, "expected 'name = None' after ';'");
+          break;
+        }
+        if (bindings_.find(std::string(t.text)) == bindings_.end()) {
+          Fail(t, "undefined name '" + std::string(t.text) + "'");
+        }
+        ++names;
+        ExpectPunct('=', "in 'x = None'");
+      }
+    }
+    ExpectLineEnd();
+  }
+
+  void ParseConstant(const Token& name_tok, const std::optional<ir::TensorType>& annotation) {
+    Next();  // self
+    Next();  // .
+    ExpectName("an attribute name after 'self.'");
+    while (IsPunct(Peek(), '.')) {
+      Next();
+      ExpectName("an attribute name");
+    }
+    ir::Node node;
+    node.kind = ir::NodeKind::kConstant;
+    node.name = std::string(name_tok.text);
+    node.def_line = name_tok.line;
+    node.source = source_;
+    node.outputs.push_back({node.name, annotation});
+    Define(name_tok, node.name, false, {static_cast<ir::NodeId>(graph_.nodes.size()), 0});
+    graph_.AddNode(std::move(node));
+  }
+
+  void ParseGetItem(const Token& name_tok, const std::optional<ir::TensorType>& annotation) {
+    const Token& src = Next();
+    const std::string src_name(src.text);
+    Next();  // [
+    const Token& index_tok = Peek();
+    if (index_tok.kind != Tok::kNumber) {
+      Fail(index_tok, "expected an integer index in '" + src_name + "[...]'");
+    }
+    Next();
+    int64_t index = -1;
+    auto [ptr, ec] = std::from_chars(index_tok.text.data(),
+                                     index_tok.text.data() + index_tok.text.size(), index);
+    if (ec != std::errc() || ptr != index_tok.text.data() + index_tok.text.size() ||
+        index > 1000000) {
+      Fail(index_tok, "bad index '" + std::string(index_tok.text) + "'");
+    }
+    ExpectPunct(']', "after the index");
+    auto it = bindings_.find(src_name);
+    if (it == bindings_.end()) Fail(src, "undefined name '" + src_name + "'");
+    if (!it->second.multi) {
+      Fail(src, "getitem of '" + src_name + "', which is not a multi-output node");
+    }
+    ir::NodeId id = it->second.ref.node;
+    ir::Node& node = graph_.nodes[id];
+    const std::string name(name_tok.text);
+    const bool inferred = id < static_cast<ir::NodeId>(inferred_.size()) && inferred_[id];
+    if (inferred) {
+      if (index >= static_cast<int64_t>(node.outputs.size())) {
+        Fail(index_tok, "index " + std::to_string(index) + " out of range: " + DescribeNode(node) +
+                            " has " + std::to_string(node.outputs.size()) + " outputs");
+      }
+    } else if (index >= static_cast<int64_t>(node.outputs.size())) {
+      node.outputs.resize(index + 1);
+    }
+    ir::NodeOutput& out = node.outputs[index];
+    if (!out.name.empty()) {
+      Fail(name_tok, "output " + std::to_string(index) + " of '" + src_name +
+                         "' is already named '" + out.name + "'");
+    }
+    if (annotation) {
+      if (inferred && out.type != annotation) {
+        Fail(name_tok, "inferred " + TypeText(out.type) + " for '" + name + "' (output " +
+                           std::to_string(index) + " of " + node.op.ToString() +
+                           ") but the annotation says " + annotation->ToString());
+      }
+      out.type = annotation;
+    }
+    out.name = name;
+    Define(name_tok, name, false, {id, static_cast<int32_t>(index)});
+  }
+
+  // torch.ops.ns.op.overload(args...) or torch.ops.higher_order.auto_functionalized(op, kw...)
+  void ParseCall(const Token& name_tok, const std::optional<ir::TensorType>& annotation) {
+    const Token& start = Peek();
+    std::string callee = ParseDottedName();
+    ir::Node node;
+    node.name = std::string(name_tok.text);
+    node.def_line = name_tok.line;
+    node.source = source_;
+    std::optional<ir::OpName> op = ir::OpName::Parse(callee);
+    if (callee.rfind("torch.ops.", 0) != 0 || !op) {
+      Fail(start, "unsupported call '" + callee + "' (expected torch.ops.<ns>.<op>.<overload>)");
+    }
+    if (!IsPunct(Peek(), '(')) Fail(Peek(), "expected '(' after '" + callee + "'");
+    Next();
+    ParseArguments(&node);
+    const bool functionalized = op->ns == "higher_order" && op->name == "auto_functionalized";
+    if (functionalized) {
+      if (node.args.size() != 1 || !node.args[0].is_op_ref()) {
+        Fail(start, "auto_functionalized takes an operator (torch.ops....) and keyword arguments");
+      }
+      std::optional<ir::OpName> inner = ir::OpName::Parse(node.args[0].as_op_ref().qualified_name);
+      if (!inner) Fail(start, "bad operator in auto_functionalized");
+      node.op = *inner;
+      node.functionalized = true;
+      node.args.clear();
+    } else {
+      node.op = *op;
+    }
+    const ir::OpInfo& info = FindOperator(node, file_, node.def_line);
+    // One tensor return ("Tensor", "Tensor(a)"): the node is the value. Otherwise (tuples,
+    // Tensor[], void ops, auto_functionalized) it is read through getitem.
+    const bool single = !functionalized && info.schema.returns.size() == 1 &&
+                        info.schema.returns[0].rfind("Tensor", 0) == 0 &&
+                        info.schema.returns[0].find('[') == std::string::npos;
+    if (annotation && !single) {
+      Fail(name_tok, DescribeNode(node) + " returns " +
+                         std::to_string(info.schema.returns.size()) +
+                         " values but is annotated as one tensor");
+    }
+    if (annotation) GiveConstantsTypes(node, *annotation);
+    auto inferred = InferNodeTypes(graph_, node, {}, options_.group_size, file_, node.def_line);
+    const ir::NodeId id = static_cast<ir::NodeId>(graph_.nodes.size());
+    if (single) {
+      if (inferred) {
+        if (inferred->size() != 1 || (annotation && (*inferred)[0] != annotation)) {
+          std::string got = inferred->size() == 1 ? TypeText((*inferred)[0])
+                                                  : std::to_string(inferred->size()) + " outputs";
+          Fail(name_tok, "inferred " + got + " for " + DescribeNode(node) +
+                             " but the annotation says " + TypeText(annotation));
+        }
+      }
+      std::optional<ir::TensorType> type = annotation;
+      if (!type && inferred) type = (*inferred)[0];
+      node.outputs.push_back({node.name, type});
+    } else if (inferred) {
+      for (auto& type : *inferred) node.outputs.push_back({"", type});
+    }
+    inferred_.resize(id + 1, false);
+    inferred_[id] = inferred.has_value();
+    Define(name_tok, node.name, !single, {id, 0});
+    graph_.AddNode(std::move(node));
+  }
+
+  // An unrecorded constant takes its type from its first consumer that is an identity.
+  void GiveConstantsTypes(const ir::Node& node, const ir::TensorType& annotation) {
+    if (!IsIdentityOp(node.op)) return;
+    std::vector<ir::TensorRef> inputs = node.TensorInputs();
+    if (inputs.empty()) return;
+    ir::Node& producer = graph_.nodes[inputs[0].node];
+    if (producer.kind == ir::NodeKind::kConstant && !producer.outputs[0].type) {
+      producer.outputs[0].type = annotation;
+    }
+  }
+
+  std::string ParseDottedName() {
+    std::string name(ExpectName("a name").text);
+    while (IsPunct(Peek(), '.') && Peek(1).kind == Tok::kName) {
+      Next();
+      name += '.';
+      name += Next().text;
+    }
+    return name;
+  }
+
+  // After '(' : positional values, then `name = value` keywords, then ')'.
+  void ParseArguments(ir::Node* node) {
+    while (!IsPunct(Peek(), ')')) {
+      if (Peek().kind == Tok::kName && IsPunct(Peek(1), '=')) {
+        const Token& kw = Next();
+        Next();  // =
+        std::string kw_name(kw.text);
+        for (const ir::NamedArg& prev : node->kwargs) {
+          if (prev.name == kw_name) Fail(kw, "keyword argument '" + kw_name + "' given twice");
+        }
+        node->kwargs.push_back({kw_name, ParseValue()});
+      } else {
+        if (!node->kwargs.empty()) {
+          Fail(Peek(), "positional argument after keyword arguments");
+        }
+        node->args.push_back(ParseValue());
+      }
+      if (IsPunct(Peek(), ',')) {
+        Next();
+      } else if (!IsPunct(Peek(), ')')) {
+        Fail(Peek(), "expected ',' or ')' in the argument list, found " + Describe(Peek()));
+      }
+    }
+    Next();  // )
+  }
+
+  ir::Value ParseNumber(const Token& t, bool negative) {
+    std::string_view text = t.text;
+    bool is_float = false;
+    for (char c : text) {
+      if (c == '.' || c == 'e' || c == 'E') is_float = true;
+    }
+    if (text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) is_float = false;
+    if (is_float) {
+      double d = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (ptr != text.data() + text.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+        Fail(t, "bad number '" + std::string(text) + "'");
+      }
+      return ir::Value(negative ? -d : d);
+    }
+    std::string digits = negative ? "-" + std::string(text) : std::string(text);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec == std::errc::result_out_of_range) Fail(t, "integer '" + digits + "' out of range");
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      Fail(t, "bad number '" + std::string(text) + "'");
+    }
+    return ir::Value(v);
+  }
+
+  ir::Value ParseValue() {
+    if (++depth_ > 200) Fail(Peek(), "values nested too deeply");
+    ir::Value v = ParseValueInner();
+    --depth_;
+    return v;
+  }
+
+  ir::Value ParseValueInner() {
+    const Token& t = Peek();
+    if (t.kind == Tok::kNumber) {
+      Next();
+      return ParseNumber(t, false);
+    }
+    if (IsPunct(t, '-')) {
+      Next();
+      const Token& n = Peek();
+      if (n.kind == Tok::kNumber) {
+        Next();
+        return ParseNumber(n, true);
+      }
+      if (IsName(n, "inf")) {
+        Next();
+        return ir::Value(-std::numeric_limits<double>::infinity());
+      }
+      if (IsName(n, "nan")) {
+        Next();
+        return ir::Value(std::numeric_limits<double>::quiet_NaN());
+      }
+      Fail(n, "expected a number after '-', found " + Describe(n));
+    }
+    if (t.kind == Tok::kString) {
+      Next();
+      return ir::Value(t.value);
+    }
+    if (IsPunct(t, '[') || IsPunct(t, '(')) {
+      const char close = IsPunct(t, '[') ? ']' : ')';
+      Next();
+      ir::Value::List items;
+      while (!IsPunct(Peek(), close)) {
+        items.push_back(ParseValue());
+        if (IsPunct(Peek(), ',')) {
+          Next();
+        } else if (!IsPunct(Peek(), close)) {
+          Fail(Peek(), std::string("expected ',' or '") + close + "', found " + Describe(Peek()));
+        }
+      }
+      Next();
+      return ir::Value(std::move(items));
+    }
+    if (t.kind != Tok::kName) Fail(t, "expected a value, found " + Describe(t));
+    if (t.text == "True") return Next(), ir::Value(true);
+    if (t.text == "False") return Next(), ir::Value(false);
+    if (t.text == "None") return Next(), ir::Value(ir::None{});
+    if (t.text == "inf") return Next(), ir::Value(std::numeric_limits<double>::infinity());
+    if (t.text == "nan") return Next(), ir::Value(std::numeric_limits<double>::quiet_NaN());
+    if (t.text == "device" && IsPunct(Peek(1), '(')) return ParseDevice();
+    if (t.text == "torch" && IsPunct(Peek(1), '.')) {
+      std::string dotted = ParseDottedName();
+      if (dotted.rfind("torch.ops.", 0) == 0) {
+        std::optional<ir::OpName> op = ir::OpName::Parse(dotted);
+        if (!op) Fail(t, "bad operator reference '" + dotted + "'");
+        return ir::Value(ir::OpRefValue{op->ToString()});
+      }
+      if (std::optional<ir::DType> dtype = ir::ParseDType(dotted)) return ir::Value(*dtype);
+      return ir::Value(ir::EnumValue{dotted});
+    }
+    const std::string name(t.text);
+    auto it = bindings_.find(name);
+    if (it == bindings_.end()) Fail(t, "undefined name '" + name + "'");
+    if (it->second.multi) {
+      Fail(t, "'" + name + "' is a multi-output node; read its outputs with " + name + "[i]");
+    }
+    Next();
+    return ir::Value(it->second.ref);
+  }
+
+  // device(type='cuda', index=0) or device('cuda') / device('cuda:0')
+  ir::Value ParseDevice() {
+    const Token& start = Next();  // device
+    Next();                       // (
+    ir::Device device;
+    bool has_type = false;
+    auto set_type = [&](const Token& at, const ir::Value& v) {
+      if (!v.is_string()) Fail(at, "device type must be a string");
+      std::string type = v.as_string();
+      size_t colon = type.find(':');
+      if (colon != std::string::npos) {
+        int32_t index = -1;
+        auto [p, ec] = std::from_chars(type.data() + colon + 1, type.data() + type.size(), index);
+        if (ec != std::errc() || p != type.data() + type.size()) Fail(at, "bad device '" + type + "'");
+        device.index = index;
+        type = type.substr(0, colon);
+      }
+      device.type = type;
+      has_type = true;
+    };
+    int positional = 0;
+    while (!IsPunct(Peek(), ')')) {
+      const Token& at = Peek();
+      std::string key;
+      if (at.kind == Tok::kName && IsPunct(Peek(1), '=')) {
+        key = std::string(at.text);
+        Next();
+        Next();
+      } else {
+        key = positional++ == 0 ? "type" : "index";
+      }
+      ir::Value v = ParseValue();
+      if (key == "type") {
+        set_type(at, v);
+      } else if (key == "index") {
+        if (!v.is_int() || v.as_int() < -1 || v.as_int() > (1 << 20)) {
+          Fail(at, "device index must be a small integer");
+        }
+        device.index = static_cast<int32_t>(v.as_int());
+      } else {
+        Fail(at, "unknown device field '" + key + "'");
+      }
+      if (IsPunct(Peek(), ',')) {
+        Next();
+      } else if (!IsPunct(Peek(), ')')) {
+        Fail(Peek(), "expected ',' or ')' in device(...), found " + Describe(Peek()));
+      }
+    }
+    Next();
+    if (!has_type) Fail(start, "device(...) without a type");
+    return ir::Value(std::move(device));
+  }
+
+  const std::string& file_;
+  FxOptions options_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  State state_ = State::kHeader;
+  ir::Graph graph_;
+  ir::SourceLocation source_;
+  std::unordered_map<std::string, Binding> bindings_;
+  // Per node id: whether the outputs of a multi-output call were inferred (so a getitem past the
+  // end is an error rather than a new slot). Sized lazily; missing entries mean false.
+  std::vector<bool> inferred_;
+};
+
+}  // namespace
+
+ir::Graph ParseFx(std::string_view text, const std::string& file, const FxOptions& options) {
+  FxParser parser(text, file, options);
+  return parser.Parse();
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot open file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(path, 0, "cannot read file");
+  return buffer.str();
+}
+
+ir::Graph ReadFxFile(const std::string& path, const FxOptions& options) {
+  return ParseFx(ReadTextFile(path), path, options);
+}
+
+}  // namespace gg::frontend
