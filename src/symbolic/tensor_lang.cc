@@ -55,6 +55,10 @@ const std::vector<TensorOpInfo> kOps = {
     {"rmsnorm", 3, false, TensorRule::kUnary},            // (rmsnorm x w (flt eps))
     {"masked_fill", 3, false, TensorRule::kUnary},        // (masked_fill x mask (flt v))
     {"embedding", 2, false, TensorRule::kEmbedding},      // (embedding weight indices)
+    // Random masks are modelled as a fixed function of the masked tensor's elements (and p): the
+    // documented assumption that S's random stream follows the layout of its input across ranks.
+    {"dropout_mask", 2, false, TensorRule::kCompare},     // (dropout_mask x (flt p)) -> bool
+    {"opaque", kVariadic, false, TensorRule::kOpaque},    // (opaque (num code) inputs...)
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -72,6 +76,29 @@ int64_t LeafTable::Intern(const TensorLeaf& leaf) {
   }
   leaves_.push_back(leaf);
   return static_cast<int64_t>(leaves_.size() - 1);
+}
+
+OpaqueSignatures& OpaqueSignatures::Get() {
+  static OpaqueSignatures* table = new OpaqueSignatures();
+  return *table;
+}
+
+int64_t OpaqueSignatures::Intern(const std::string& signature, const ir::TensorType& type) {
+  std::string key = signature + " -> " + type.ToString();
+  auto it = codes_.find(key);
+  if (it != codes_.end()) return it->second;
+  int64_t code = static_cast<int64_t>(entries_.size());
+  entries_.emplace_back(key, type);
+  codes_.emplace(std::move(key), code);
+  return code;
+}
+
+const ir::TensorType& OpaqueSignatures::Type(int64_t code) const {
+  return entries_.at(static_cast<size_t>(code)).second;
+}
+
+const std::string& OpaqueSignatures::Signature(int64_t code) const {
+  return entries_.at(static_cast<size_t>(code)).first;
 }
 
 const TensorLanguage& TensorLanguage::Get() {
@@ -101,6 +128,7 @@ TensorLanguage::TensorLanguage() {
   reshape = id("reshape");
   transpose = id("transpose");
   permute = id("permute");
+  opaque = id("opaque");
   ops_.SetLiteralOp(num);
 }
 
@@ -385,6 +413,11 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       TensorType out{w->dtype, idx->shape};
       out.shape.push_back(w->shape[1]);
       return out;
+    }
+    case TensorRule::kOpaque: {
+      auto code = node.children.empty() ? std::nullopt : int_of(0);
+      if (!code) return fail("opaque needs a signature code");
+      return OpaqueSignatures::Get().Type(*code);
     }
   }
   return fail("unknown rule");

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ enum class TensorRule : uint8_t {
   kReduceDim,    // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
   kReduceAll,    // (sum_all x): scalar
   kEmbedding,    // (embedding weight indices)
+  kOpaque,       // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
 };
 
 struct TensorOpInfo {
@@ -51,6 +53,23 @@ struct TensorOpInfo {
 
 // The ops of the language in declaration order (ids are indices into this table).
 const std::vector<TensorOpInfo>& TensorOpTable();
+
+// Captured operators the language has no op for become `(opaque (num code) inputs...)`: the code
+// stands for the operator with its non-tensor arguments and output index, so congruence still
+// equates the same opaque computation on equal inputs (S's and a rank's), which is all that
+// inference may assume about it. The signature also fixes the output type.
+class OpaqueSignatures {
+ public:
+  // Process-wide table (codes are stable within a process; inference interns in graph order).
+  static OpaqueSignatures& Get();
+  int64_t Intern(const std::string& signature, const ir::TensorType& type);
+  const ir::TensorType& Type(int64_t code) const;
+  const std::string& Signature(int64_t code) const;
+
+ private:
+  std::vector<std::pair<std::string, ir::TensorType>> entries_;
+  std::map<std::string, int64_t> codes_;
+};
 
 // A tensor that a `(tensor id)` leaf stands for.
 struct TensorLeaf {
@@ -84,6 +103,7 @@ class TensorLanguage {
 
   OpId num, flt, tensor;
   OpId concat, slice, sumr, maxr, minr, scale, reshape, transpose, permute;
+  OpId opaque;
 
   // Leaf nodes.
   ENode Num(int64_t value) const { return ENode{num, value, {}}; }

@@ -102,3 +102,27 @@ TEST_F(TensorLangTest, FloatLeavesRoundTrip) {
 
 }  // namespace
 }  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+TEST_F(TensorLangTest, OpaqueOpsCarryTheirSignatureType) {
+  int64_t code = OpaqueSignatures::Get().Intern("aten::arange.start(0, 12)",
+                                                TensorType{DType::kInt64, {12}});
+  EXPECT_EQ(OpaqueSignatures::Get().Intern("aten::arange.start(0, 12)",
+                                           TensorType{DType::kInt64, {12}}),
+            code);
+  ClassId op = Op("opaque", {Num(code)});
+  ASSERT_TRUE(Facts(op).type);
+  EXPECT_EQ(Facts(op).type->ToString(), "i64[12]");
+  EXPECT_FALSE(Facts(op).clean);
+}
+
+TEST_F(TensorLangTest, DropoutMaskIsBoolOfInputShape) {
+  ClassId x = Leaf(TensorLeaf::Side::kDist, 0, 1, {DType::kFloat32, {4, 3}});
+  ClassId mask = Op("dropout_mask", {x, graph_.Add(lang_.Flt(0.1))});
+  EXPECT_EQ(Facts(mask).type->ToString(), "b8[4, 3]");
+}
+
+}  // namespace
+}  // namespace gg::symbolic
