@@ -33,6 +33,7 @@ struct OpSchema {
   OpName name;
   std::vector<ArgSchema> args;
   std::vector<std::string> returns;  // return types, e.g. {"Tensor", "Tensor"}; empty for void
+  std::vector<std::string> return_names;  // parallel to returns; "" where the schema names none
   // Parses "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
   // Throws std::invalid_argument on a malformed schema (checked when the registry loads).
   static OpSchema Parse(const std::string& text);

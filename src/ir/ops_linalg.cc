@@ -1,0 +1,25 @@
+// Matrix products and fused attention kernels.
+#include "ir/op_tables.h"
+#include "ir/shape_rules.h"
+
+namespace gg::ir {
+
+std::vector<OpEntry> LinalgOps() {
+  using namespace rules;  // NOLINT: the tables read as data
+  return {
+      {"aten::mm(Tensor self, Tensor mat2) -> Tensor", Mm},
+      {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       Addmm},
+      {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", Bmm},
+      {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       Baddbmm},
+      {"aten::matmul(Tensor self, Tensor other) -> Tensor", Matmul},
+      {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", Linear},
+      {"aten::_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)",
+       FlashAttention, traits::Random()},
+      {"aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> (Tensor output, Tensor log_sumexp, Tensor philox_seed, Tensor philox_offset)",
+       EfficientAttention, traits::Random()},
+  };
+}
+
+}  // namespace gg::ir
