@@ -142,6 +142,12 @@ std::vector<Rewrite> LoadRules(std::string_view text, const RuleContext& context
       throw InputError(file, line_no, "expected 'id: LHS => RHS [if condition]'");
     }
     std::string_view body = line.substr(colon + 1);
+    int depth = 0;
+    for (char ch : body) {
+      depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+      if (depth < 0) break;
+    }
+    if (depth != 0) throw InputError(file, line_no, "unbalanced parentheses");
     bool both_ways = false;
     size_t arrow = FindTopLevel(body, "<=>");
     size_t arrow_len = 3;
