@@ -1,0 +1,865 @@
+#include "symbolic/inference.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <set>
+
+#include "ir/op_registry.h"
+#include "symbolic/extract.h"
+#include "symbolic/lowering.h"
+#include "symbolic/tensor_lang.h"
+
+namespace gg::symbolic {
+namespace {
+
+using ir::TensorRef;
+using Clock = std::chrono::steady_clock;
+
+struct DKey {
+  int32_t rank;
+  TensorRef ref;
+  friend bool operator<(const DKey& a, const DKey& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.ref < b.ref;
+  }
+};
+
+bool InputFree(const ir::Node& node) {
+  return node.kind != ir::NodeKind::kInput && node.TensorInputs().empty();
+}
+
+const ir::OpInfo* InfoOf(const ir::Node& node) {
+  if (node.kind != ir::NodeKind::kOperator) return nullptr;
+  return ir::OpRegistry::Default().Find(node.op);
+}
+
+ir::CollectiveKind CollectiveOf(const ir::Node& node) {
+  const ir::OpInfo* info = InfoOf(node);
+  return info ? info->traits.collective : ir::CollectiveKind::kNone;
+}
+
+// Facts about D computed once: who consumes what, and which collectives of the ranks match.
+class DIndex {
+ public:
+  explicit DIndex(const ir::Program& program) : program_(program) {
+    consumers_.resize(program.ranks.size());
+    std::map<std::string, std::vector<std::vector<ir::NodeId>>> sequences;  // group -> rank -> ids
+    for (size_t r = 0; r < program.ranks.size(); ++r) {
+      const ir::Graph& g = program.ranks[r];
+      consumers_[r].resize(g.nodes.size());
+      for (size_t id = 0; id < g.nodes.size(); ++id) {
+        const ir::Node& node = g.nodes[id];
+        std::vector<TensorRef> inputs = node.TensorInputs();
+        std::set<ir::NodeId> producers;
+        for (TensorRef in : inputs) producers.insert(in.node);
+        for (ir::NodeId p : producers) consumers_[r][p].push_back(static_cast<ir::NodeId>(id));
+        ir::CollectiveKind kind = CollectiveOf(node);
+        if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait) continue;
+        std::string group = GroupName(node);
+        auto& per_rank = sequences[group];
+        per_rank.resize(program.ranks.size());
+        per_rank[r].push_back(static_cast<ir::NodeId>(id));
+      }
+    }
+    // The k-th collective of a group on every member rank is one collective call.
+    for (const auto& [group, per_rank] : sequences) {
+      std::vector<int32_t> members = Members(group);
+      for (int32_t r : members) {
+        if (r >= static_cast<int32_t>(per_rank.size())) continue;
+        for (size_t k = 0; k < per_rank[r].size(); ++k) {
+          std::vector<std::pair<int32_t, ir::NodeId>> call;
+          for (int32_t g : members) {
+            if (g < static_cast<int32_t>(per_rank.size()) && k < per_rank[g].size()) {
+              call.emplace_back(g, per_rank[g][k]);
+            }
+          }
+          peers_[{r, per_rank[r][k]}] = std::move(call);
+        }
+      }
+    }
+  }
+
+  const std::vector<ir::NodeId>& Consumers(int32_t rank, ir::NodeId producer) const {
+    return consumers_[rank][producer];
+  }
+  // Members of the call that node `id` of `rank` takes part in, as (rank, node) pairs.
+  const std::vector<std::pair<int32_t, ir::NodeId>>* Peers(int32_t rank, ir::NodeId id) const {
+    auto it = peers_.find({rank, id});
+    return it == peers_.end() ? nullptr : &it->second;
+  }
+  std::vector<int32_t> Members(const std::string& group) const {
+    auto it = program_.groups.find(group);
+    if (it != program_.groups.end()) return it->second;
+    std::vector<int32_t> all(program_.ranks.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+    return all;
+  }
+  static std::string GroupName(const ir::Node& node) {
+    const ir::OpInfo* info = InfoOf(node);
+    if (!info || info->traits.group_arg.empty()) return "";
+    ir::BoundArgs args(info->schema, node);
+    const ir::Value& v = args[info->traits.group_arg];
+    return v.is_string() ? v.as_string() : "";
+  }
+
+ private:
+  const ir::Program& program_;
+  std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;
+  std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
+};
+
+// Lowers one collective given the classes of the call's inputs (one per member, in member
+// order) and the position of the calling rank among the members.
+std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
+                                       const std::vector<ClassId>& member_inputs,
+                                       size_t position, const ir::TensorType& out_type) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  const ir::OpInfo* info = InfoOf(node);
+  if (!info || member_inputs.empty()) return std::nullopt;
+  ir::BoundArgs args(info->schema, node);
+  std::string reduce = "sum";
+  if (!info->traits.reduce_op_arg.empty()) {
+    const ir::Value& v = args[info->traits.reduce_op_arg];
+    if (v.is_string()) reduce = v.as_string();
+  }
+  std::transform(reduce.begin(), reduce.end(), reduce.begin(), ::tolower);
+  auto reduced = [&]() -> std::optional<ClassId> {
+    if (member_inputs.size() == 1) return member_inputs[0];
+    OpId op = reduce == "sum" || reduce == "avg" ? lang.sumr
+              : reduce == "max"                  ? lang.maxr
+              : reduce == "min"                  ? lang.minr
+                                                 : lang.opaque;
+    if (op == lang.opaque) return std::nullopt;
+    ClassId out = egraph.Add(ENode{op, 0, member_inputs});
+    if (reduce == "avg") {
+      out = egraph.Add(ENode{lang.scale, 0,
+                             {out, egraph.Add(lang.Flt(1.0 / member_inputs.size()))}});
+    }
+    return out;
+  };
+  switch (info->traits.collective) {
+    case ir::CollectiveKind::kAllReduce:
+      return reduced();
+    case ir::CollectiveKind::kAllGather: {
+      if (member_inputs.size() == 1) return member_inputs[0];
+      std::vector<ClassId> children{egraph.Add(lang.Num(0))};
+      children.insert(children.end(), member_inputs.begin(), member_inputs.end());
+      return egraph.Add(ENode{lang.concat, 0, std::move(children)});
+    }
+    case ir::CollectiveKind::kReduceScatter: {
+      auto sum = reduced();
+      if (!sum || member_inputs.size() == 1) return sum;
+      if (out_type.shape.empty() || !out_type.shape[0].is_static()) return std::nullopt;
+      int64_t rows = out_type.shape[0].value();
+      int64_t start = rows * static_cast<int64_t>(position);
+      return egraph.Add(ENode{lang.slice, 0,
+                              {*sum, egraph.Add(lang.Num(0)), egraph.Add(lang.Num(start)),
+                               egraph.Add(lang.Num(start + rows))}});
+    }
+    case ir::CollectiveKind::kBroadcast: {
+      int64_t src = args["src"].is_int() ? args["src"].as_int() : 0;
+      if (src < 0 || src >= static_cast<int64_t>(member_inputs.size())) return std::nullopt;
+      return member_inputs[src];
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// One local e-graph: S operator, its inputs' relations and the reachable D operators.
+class LocalGraph {
+ public:
+  LocalGraph(const ir::Graph& s_graph, const ir::Program& d_program, const DIndex& d_index,
+             const InferenceOptions& options)
+      : s_graph_(s_graph),
+        d_program_(d_program),
+        d_index_(d_index),
+        options_(options),
+        lang_(TensorLanguage::Get()),
+        egraph_(lang_.ops()) {
+    analysis_ = &egraph_.AddAnalysis(std::make_unique<TensorAnalysis>(leaves_));
+  }
+
+  EGraph& egraph() { return egraph_; }
+  const TensorAnalysis& analysis() const { return *analysis_; }
+  const LeafTable& leaves() const { return leaves_; }
+
+  ClassId SLeaf(TensorRef ref) {
+    auto it = s_leaves_.find(ref);
+    if (it != s_leaves_.end()) return egraph_.Find(it->second.second);
+    TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, ref, s_graph_.type(ref), s_graph_.ValueName(ref)};
+    ClassId node_id = egraph_.AddUncanonical(lang_.Tensor(leaves_.Intern(leaf)));
+    s_leaves_[ref] = {node_id, egraph_.Find(node_id)};
+    return egraph_.Find(node_id);
+  }
+  ClassId SLeafNodeId(TensorRef ref) {
+    SLeaf(ref);
+    return s_leaves_[ref].first;
+  }
+
+  ClassId DLeaf(int32_t rank, TensorRef ref, int32_t hop) {
+    DKey key{rank, ref};
+    auto it = d_leaves_.find(key);
+    if (it != d_leaves_.end()) {
+      if (hop < it->second.hop) {
+        it->second.hop = hop;
+        frontier_.push_back(key);
+      }
+      return egraph_.Find(it->second.cls);
+    }
+    const ir::Graph& g = d_program_.rank(rank);
+    TensorLeaf leaf{TensorLeaf::Side::kDist, rank, ref, g.type(ref), g.ValueName(ref)};
+    ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
+    d_leaves_[key] = {cls, hop};
+    frontier_.push_back(key);
+    return cls;
+  }
+
+  ClassId AddRelExpr(const RelExpr& expr) {
+    return std::visit(
+        [&](const auto& n) -> ClassId {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, DTensor>) {
+            return DLeaf(n.rank, n.tensor, 0);
+          } else if constexpr (std::is_same_v<T, Concat>) {
+            std::vector<ClassId> ch{Num(n.dim)};
+            for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
+            return egraph_.Add(ENode{lang_.concat, 0, std::move(ch)});
+          } else if constexpr (std::is_same_v<T, Slice>) {
+            return egraph_.Add(ENode{
+                lang_.slice, 0, {AddRelExpr(n.child), Num(n.dim), Num(n.start), Num(n.end)}});
+          } else if constexpr (std::is_same_v<T, Sum> || std::is_same_v<T, Max> ||
+                               std::is_same_v<T, Min>) {
+            OpId op = std::is_same_v<T, Sum> ? lang_.sumr
+                      : std::is_same_v<T, Max> ? lang_.maxr
+                                               : lang_.minr;
+            std::vector<ClassId> ch;
+            for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
+            if (ch.size() == 1) return ch[0];
+            return egraph_.Add(ENode{op, 0, std::move(ch)});
+          } else if constexpr (std::is_same_v<T, Scale>) {
+            return egraph_.Add(
+                ENode{lang_.scale, 0, {AddRelExpr(n.child), egraph_.Add(lang_.Flt(n.factor))}});
+          } else if constexpr (std::is_same_v<T, Reshape>) {
+            ClassId child = AddRelExpr(n.child);
+            std::vector<ClassId> ch{child};
+            const auto& type = (*analysis_)[child].type;
+            // Resolve a -1 so that equal reshapes hash-cons to one node.
+            std::vector<int64_t> shape = n.shape;
+            int64_t known = 1, infer_at = -1;
+            for (size_t i = 0; i < shape.size(); ++i) {
+              if (shape[i] == -1) {
+                infer_at = static_cast<int64_t>(i);
+              } else {
+                known *= shape[i];
+              }
+            }
+            if (infer_at >= 0 && type && ir::IsStatic(type->shape) && known != 0) {
+              shape[infer_at] = ir::NumElements(type->shape).value() / known;
+            }
+            for (int64_t s : shape) ch.push_back(Num(s));
+            return egraph_.Add(ENode{lang_.reshape, 0, std::move(ch)});
+          } else if constexpr (std::is_same_v<T, Transpose>) {
+            return egraph_.Add(
+                ENode{lang_.transpose, 0, {AddRelExpr(n.child), Num(n.d0), Num(n.d1)}});
+          } else {
+            std::vector<ClassId> ch{AddRelExpr(n.child)};
+            for (int64_t d : n.perm) ch.push_back(Num(d));
+            return egraph_.Add(ENode{lang_.permute, 0, std::move(ch)});
+          }
+        },
+        expr.node().kind);
+  }
+
+  // Adds D operators reachable from the D leaves present, within the hop and size limits.
+  void ExpandD() {
+    while (!frontier_.empty()) {
+      DKey key = frontier_.front();
+      frontier_.erase(frontier_.begin());
+      for (ir::NodeId consumer : d_index_.Consumers(key.rank, key.ref.node)) {
+        TryAddD(key.rank, consumer);
+        if (added_d_.size() >= options_.max_d_nodes) {
+          d_limit_hit_ = true;
+          return;
+        }
+      }
+    }
+  }
+
+  bool d_limit_hit() const { return d_limit_hit_; }
+  std::vector<std::string> Candidates() const {
+    std::vector<std::string> out;
+    for (const auto& [rank, id] : added_d_) {
+      const ir::Node& n = d_program_.rank(rank).node(id);
+      if (n.kind != ir::NodeKind::kOperator) continue;
+      out.push_back(n.name + "@" + std::to_string(rank) + " (" + n.op.ToString() + ")");
+    }
+    return out;
+  }
+
+  // The class of an S tensor produced by an input-free S node (factories): its own term.
+  std::optional<ClassId> LowerInputFreeS(ir::NodeId id) {
+    LoweredNode lowered = LowerNode(
+        egraph_, *analysis_, s_graph_, id, [&](TensorRef r) { return SLeaf(r); },
+        "S:" + std::to_string(id));
+    for (size_t i = 0; i < lowered.outputs.size(); ++i) {
+      if (lowered.outputs[i]) {
+        egraph_.Union(SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered.outputs[i],
+                      egraph_.InternReason("lowering"));
+      }
+    }
+    return lowered.outputs.empty() ? std::nullopt : lowered.outputs[0];
+  }
+
+  ClassId Num(int64_t v) { return egraph_.Add(lang_.Num(v)); }
+
+ private:
+  int32_t HopOf(int32_t rank, TensorRef ref) const {
+    auto it = d_leaves_.find({rank, ref});
+    return it == d_leaves_.end() ? -1 : it->second.hop;
+  }
+
+  // Makes the inputs of a D node present: inputs produced by input-free nodes are added on the
+  // spot; returns the largest hop of the inputs, or nullopt when one is not reachable.
+  std::optional<int32_t> InputsReady(int32_t rank, const ir::Node& node) {
+    int32_t hop = 0;
+    for (TensorRef in : node.TensorInputs()) {
+      int32_t h = HopOf(rank, in);
+      if (h < 0) {
+        const ir::Node& producer = d_program_.rank(rank).node(in.node);
+        if (!InputFree(producer) || !producer.outputs[in.output].type) return std::nullopt;
+        AddD(rank, in.node, 0);
+        h = HopOf(rank, in);
+        if (h < 0) return std::nullopt;
+      }
+      hop = std::max(hop, h);
+    }
+    return hop;
+  }
+
+  void TryAddD(int32_t rank, ir::NodeId id) {
+    if (added_d_.count({rank, id})) return;
+    const ir::Node& node = d_program_.rank(rank).node(id);
+    ir::CollectiveKind kind = CollectiveOf(node);
+    bool collective = kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait;
+    if (collective) {
+      const auto* peers = d_index_.Peers(rank, id);
+      if (!peers) return;
+      int32_t hop = 0;
+      for (const auto& [g, gid] : *peers) {
+        auto h = InputsReady(g, d_program_.rank(g).node(gid));
+        if (!h) return;
+        hop = std::max(hop, *h);
+      }
+      for (const auto& [g, gid] : *peers) AddD(g, gid, hop);
+      return;
+    }
+    auto hop = InputsReady(rank, node);
+    if (!hop) return;
+    AddD(rank, id, *hop);
+  }
+
+  bool Structural(const LoweredNode& lowered) const {
+    for (size_t i = 0; i < lowered.outputs.size(); ++i) {
+      if (!lowered.outputs[i]) continue;
+      if (lowered.opaque[i]) return false;
+      for (const ENode& n : egraph_.Nodes(*lowered.outputs[i])) {
+        if (!lang_.is_relation(n.op)) return false;
+      }
+    }
+    return true;
+  }
+
+  void AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
+    if (!added_d_.insert({rank, id}).second) return;
+    const ir::Graph& g = d_program_.rank(rank);
+    const ir::Node& node = g.node(id);
+    ReasonId reason = egraph_.InternReason("D:" + node.name + "@" + std::to_string(rank));
+    ir::CollectiveKind kind = CollectiveOf(node);
+    std::vector<std::optional<ClassId>> outputs(node.outputs.size());
+    bool structural = true;
+    if (kind == ir::CollectiveKind::kWait) {
+      std::vector<TensorRef> ins = node.TensorInputs();
+      if (!ins.empty()) outputs[0] = DLeaf(rank, ins[0], input_hop);
+    } else if (kind != ir::CollectiveKind::kNone) {
+      const auto* peers = d_index_.Peers(rank, id);
+      std::vector<ClassId> member_inputs;
+      size_t position = 0;
+      for (size_t k = 0; peers && k < peers->size(); ++k) {
+        const auto& [pg, pid] = (*peers)[k];
+        if (pg == rank) position = k;
+        std::vector<TensorRef> ins = d_program_.rank(pg).node(pid).TensorInputs();
+        if (ins.empty()) return;
+        member_inputs.push_back(DLeaf(pg, ins[0], HopOf(pg, ins[0])));
+      }
+      if (node.outputs[0].type) {
+        outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
+      }
+    } else {
+      LoweredNode lowered = LowerNode(
+          egraph_, *analysis_, g, id,
+          [&](TensorRef r) { return DLeaf(rank, r, std::max(HopOf(rank, r), 0)); },
+          "D" + std::to_string(rank) + ":" + std::to_string(id));
+      outputs = lowered.outputs;
+      structural = Structural(lowered);
+    }
+    int32_t hop = input_hop + (structural ? 0 : 1);
+    if (hop > options_.compute_hops) {
+      // Still record the output leaves' equalities, but do not expand past them.
+      hop = options_.compute_hops + 1;
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i] || !node.outputs[i].type) continue;
+      TensorRef out{id, static_cast<int32_t>(i)};
+      ClassId leaf = DLeafNoExpand(rank, out, hop);
+      egraph_.Union(leaf, *outputs[i], reason);
+    }
+  }
+
+  // A D leaf whose consumers are explored only while within the hop limit.
+  ClassId DLeafNoExpand(int32_t rank, TensorRef ref, int32_t hop) {
+    if (hop > options_.compute_hops) {
+      DKey key{rank, ref};
+      auto it = d_leaves_.find(key);
+      if (it != d_leaves_.end()) return egraph_.Find(it->second.cls);
+      const ir::Graph& g = d_program_.rank(rank);
+      TensorLeaf leaf{TensorLeaf::Side::kDist, rank, ref, g.type(ref), g.ValueName(ref)};
+      ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
+      d_leaves_[key] = {cls, hop};
+      return cls;
+    }
+    return DLeaf(rank, ref, hop);
+  }
+
+  struct DLeafState {
+    ClassId cls;
+    int32_t hop;
+  };
+
+  const ir::Graph& s_graph_;
+  const ir::Program& d_program_;
+  const DIndex& d_index_;
+  const InferenceOptions& options_;
+  const TensorLanguage& lang_;
+  LeafTable leaves_;
+  EGraph egraph_;
+  TensorAnalysis* analysis_ = nullptr;
+  std::map<TensorRef, std::pair<ClassId, ClassId>> s_leaves_;  // ref -> (node id, class)
+  std::map<DKey, DLeafState> d_leaves_;
+  std::vector<DKey> frontier_;
+  std::set<std::pair<int32_t, ir::NodeId>> added_d_;
+  bool d_limit_hit_ = false;
+};
+
+// Cost of clean terms: one per relation op or D tensor; constants are free; anything else is
+// not allowed in a relation.
+double CleanNodeCost(const LeafTable& leaves, const ENode& node) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  if (node.op == lang.num || node.op == lang.flt) return 0.0;
+  if (node.op == lang.tensor) {
+    return leaves.at(node.payload).side == TensorLeaf::Side::kDist ? 1.0 : kInfiniteCost;
+  }
+  return lang.is_relation(node.op) ? 1.0 : kInfiniteCost;
+}
+
+// Converts an extracted clean term into a RelExpr.
+std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const LeafTable& leaves) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  const ENode& n = expr.nodes[index];
+  auto num = [&](size_t i) { return expr.nodes[n.children[i]].payload; };
+  auto child = [&](size_t i) { return ToRelExpr(expr, n.children[i], leaves); };
+  auto children_from = [&](size_t first) -> std::optional<std::vector<RelExpr>> {
+    std::vector<RelExpr> out;
+    for (size_t i = first; i < n.children.size(); ++i) {
+      auto c = child(i);
+      if (!c) return std::nullopt;
+      out.push_back(*c);
+    }
+    return out;
+  };
+  if (n.op == lang.tensor) {
+    const TensorLeaf& leaf = leaves.at(n.payload);
+    return RelExpr::Tensor(leaf.rank, leaf.ref, leaf.name);
+  }
+  if (n.op == lang.concat) {
+    auto ch = children_from(1);
+    if (!ch) return std::nullopt;
+    return RelExpr::Concat(num(0), std::move(*ch));
+  }
+  if (n.op == lang.slice) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    return RelExpr::Slice(*c, num(1), num(2), num(3));
+  }
+  if (n.op == lang.sumr || n.op == lang.maxr || n.op == lang.minr) {
+    auto ch = children_from(0);
+    if (!ch) return std::nullopt;
+    if (n.op == lang.sumr) return RelExpr::Sum(std::move(*ch));
+    if (n.op == lang.maxr) return RelExpr::Max(std::move(*ch));
+    return RelExpr::Min(std::move(*ch));
+  }
+  if (n.op == lang.scale) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    return RelExpr::Scale(TensorLanguage::FltValue(expr.nodes[n.children[1]].payload), *c);
+  }
+  if (n.op == lang.reshape) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    std::vector<int64_t> shape;
+    for (size_t i = 1; i < n.children.size(); ++i) shape.push_back(num(i));
+    return RelExpr::Reshape(*c, std::move(shape));
+  }
+  if (n.op == lang.transpose) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    return RelExpr::Transpose(*c, num(1), num(2));
+  }
+  if (n.op == lang.permute) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    std::vector<int64_t> perm;
+    for (size_t i = 1; i < n.children.size(); ++i) perm.push_back(num(i));
+    return RelExpr::Permute(*c, std::move(perm));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ProofReasons(const EGraph& egraph, ClassId from_node, ClassId to_node) {
+  std::vector<std::string> out;
+  auto steps = egraph.Explain(from_node, to_node);
+  if (!steps) return out;
+  for (const ProofStep& step : *steps) {
+    std::string r = step.reason + (step.forward ? "" : " (reversed)");
+    if (out.empty() || out.back() != r) out.push_back(r);
+  }
+  return out;
+}
+
+// The S nodes the expected outputs depend on (through tensor inputs), as a mask.
+std::vector<bool> NeededNodes(const ir::Graph& s_graph, const SpecResult& spec) {
+  std::vector<bool> needed(s_graph.nodes.size(), false);
+  std::vector<ir::NodeId> stack;
+  for (const Relation& r : spec.expected_outputs) stack.push_back(r.s_tensor.node);
+  std::set<ir::NodeId> cut;
+  for (const Relation& r : spec.assumed) cut.insert(r.s_tensor.node);
+  while (!stack.empty()) {
+    ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = true;
+    if (cut.count(id)) continue;
+    for (TensorRef in : s_graph.node(id).TensorInputs()) stack.push_back(in.node);
+  }
+  return needed;
+}
+
+}  // namespace
+
+std::string_view NodeStatusName(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::kInferred:
+      return "inferred";
+    case NodeStatus::kNoRelation:
+      return "no-relation";
+    case NodeStatus::kLimitHit:
+      return "limit-hit";
+    case NodeStatus::kBlocked:
+      return "blocked";
+    case NodeStatus::kConflict:
+      return "conflict";
+  }
+  return "?";
+}
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kRefines:
+      return "REFINES";
+    case Verdict::kViolation:
+      return "VIOLATION";
+    case Verdict::kUnknown:
+      return "UNKNOWN";
+  }
+  return "?";
+}
+
+VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
+                    const SpecResult& spec, const std::vector<Rewrite>& rules,
+                    const InferenceOptions& options) {
+  auto start = Clock::now();
+  VerifyResult result;
+  DIndex d_index(d_program);
+  std::map<TensorRef, std::vector<InferredRelation>> known;
+  auto remember = [&](const Relation& r, std::vector<std::string> proof) {
+    auto& list = known[r.s_tensor];
+    for (const InferredRelation& existing : list) {
+      if (existing.relation.expr == r.expr) return;
+    }
+    if (list.size() < options.max_relations) list.push_back({r, std::move(proof)});
+  };
+  for (const Relation& r : spec.inputs) remember(r, {"spec: " + r.origin});
+  for (const Relation& r : spec.assumed) remember(r, {"assumed: " + r.origin});
+
+  std::vector<bool> needed = NeededNodes(s_graph, spec);
+  // Which outputs of each S node matter: consumed by a needed node, or expected.
+  std::set<TensorRef> wanted;
+  for (size_t id = 0; id < s_graph.nodes.size(); ++id) {
+    if (!needed[id]) continue;
+    for (TensorRef in : s_graph.nodes[id].TensorInputs()) wanted.insert(in);
+  }
+  for (const Relation& r : spec.expected_outputs) wanted.insert(r.s_tensor);
+
+  // Sets up the classes of an S node's inputs; returns the first input with no relation.
+  auto add_inputs = [&](LocalGraph& local, const ir::Node& node) -> std::optional<TensorRef> {
+    for (TensorRef in : node.TensorInputs()) {
+      ClassId leaf = local.SLeaf(in);
+      auto it = known.find(in);
+      if (it != known.end() && !it->second.empty()) {
+        for (const InferredRelation& rel : it->second) {
+          ClassId term = local.AddRelExpr(rel.relation.expr);
+          local.egraph().Union(leaf, term,
+                               local.egraph().InternReason("relation of " +
+                                                           s_graph.ValueName(in)));
+        }
+        continue;
+      }
+      const ir::Node& producer = s_graph.node(in.node);
+      if (InputFree(producer)) {
+        local.LowerInputFreeS(in.node);
+        continue;
+      }
+      return in;
+    }
+    return std::nullopt;
+  };
+
+  for (size_t idx = 0; idx < s_graph.nodes.size(); ++idx) {
+    ir::NodeId id = static_cast<ir::NodeId>(idx);
+    const ir::Node& node = s_graph.node(id);
+    if (!needed[id] || node.kind != ir::NodeKind::kOperator || InputFree(node)) continue;
+    std::vector<size_t> outs;
+    bool all_assumed = true;
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      TensorRef ref{id, static_cast<int32_t>(i)};
+      if (!node.outputs[i].type || !wanted.count(ref)) continue;
+      outs.push_back(i);
+      if (!known.count(ref)) all_assumed = false;
+    }
+    if (outs.empty() || all_assumed) continue;
+
+    NodeOutcome outcome;
+    outcome.s_node = id;
+    auto node_start = Clock::now();
+    LocalGraph local(s_graph, d_program, d_index, options);
+    if (auto missing = add_inputs(local, node)) {
+      outcome.status = NodeStatus::kBlocked;
+      outcome.detail = "input " + s_graph.ValueName(*missing) + " has no relation";
+      result.nodes.push_back(std::move(outcome));
+      continue;
+    }
+    // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
+    std::vector<std::optional<ClassId>> lowered(node.outputs.size());
+    std::vector<bool> opaque(node.outputs.size(), false);
+    ir::CollectiveKind kind = CollectiveOf(node);
+    if (kind != ir::CollectiveKind::kNone) {
+      std::vector<TensorRef> ins = node.TensorInputs();
+      if (!ins.empty() && node.outputs[0].type) {
+        if (kind == ir::CollectiveKind::kWait) {
+          lowered[0] = local.SLeaf(ins[0]);
+        } else {
+          lowered[0] = LowerCollective(local.egraph(), node, {local.SLeaf(ins[0])}, 0,
+                                       *node.outputs[0].type);
+        }
+      }
+    } else {
+      LoweredNode l = LowerNode(
+          local.egraph(), local.analysis(), s_graph, id,
+          [&](TensorRef r) { return local.SLeaf(r); }, "S:" + std::to_string(id));
+      lowered = l.outputs;
+      opaque = l.opaque;
+    }
+    ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
+    for (size_t i : outs) {
+      if (lowered[i]) {
+        local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered[i],
+                             s_reason);
+      }
+    }
+    local.ExpandD();
+    local.egraph().Rebuild();
+    outcome.candidates = local.Candidates();
+
+    auto goal = [&](const EGraph&) {
+      for (size_t i : outs) {
+        if (!local.analysis()[local.SLeaf(TensorRef{id, static_cast<int32_t>(i)})].clean) {
+          return false;
+        }
+      }
+      return true;
+    };
+    RunReport report;
+    if (!goal(local.egraph())) {
+      Runner runner(local.egraph(), rules, options.per_node);
+      runner.WithGoal(goal);
+      report = runner.Run();
+    } else {
+      report.stop = StopReason::kGoalReached;
+      report.nodes = local.egraph().NumNodes();
+      report.classes = local.egraph().NumClasses();
+    }
+    outcome.stop = report.stop;
+    outcome.iterations = report.iterations;
+    outcome.egraph_nodes = local.egraph().NumNodes();
+    outcome.egraph_classes = local.egraph().NumClasses();
+
+    Extractor extractor(local.egraph(), AdditiveCost([&](const ENode& n) {
+                          return CleanNodeCost(local.leaves(), n);
+                        }));
+    bool all_found = true;
+    std::string missing_detail;
+    for (size_t i : outs) {
+      TensorRef ref{id, static_cast<int32_t>(i)};
+      ClassId cls = local.SLeaf(ref);
+      const TensorFacts& facts = local.analysis()[cls];
+      if (facts.conflict) {
+        outcome.status = NodeStatus::kConflict;
+        outcome.detail = s_graph.ValueName(ref) + ": " + facts.conflict_reason;
+        all_found = false;
+        break;
+      }
+      auto best = extractor.Extract(cls);
+      if (!best) {
+        all_found = false;
+        missing_detail = "no clean expression over D for " + s_graph.ValueName(ref);
+        if (opaque[i]) {
+          missing_detail += " (operator " + node.op.ToString() +
+                            " has no lowering into the tensor language)";
+        }
+        continue;
+      }
+      ClassId leaf_node = local.SLeafNodeId(ref);
+      auto record = [&](const RecExpr& term) {
+        auto rel = ToRelExpr(term, term.root(), local.leaves());
+        if (!rel) return;
+        ClassId term_node = local.egraph().AddExprUncanonical(term);
+        remember(Relation{ref, *rel, "inferred"},
+                 ProofReasons(local.egraph(), leaf_node, term_node));
+      };
+      record(best->expr);
+      // Every D tensor in the class is a relation too (replicas on other ranks).
+      for (const ENode& n : local.egraph().Nodes(cls)) {
+        if (n.op != TensorLanguage::Get().tensor) continue;
+        if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
+        RecExpr single;
+        single.Add(n);
+        record(single);
+      }
+    }
+    if (outcome.status != NodeStatus::kConflict) {
+      if (all_found) {
+        outcome.status = NodeStatus::kInferred;
+      } else {
+        bool limit = report.stop == StopReason::kIterationLimit ||
+                     report.stop == StopReason::kNodeLimit ||
+                     report.stop == StopReason::kTimeLimit || local.d_limit_hit();
+        bool no_semantics = false;
+        for (size_t i : outs) no_semantics = no_semantics || opaque[i];
+        outcome.status = limit || no_semantics ? NodeStatus::kLimitHit : NodeStatus::kNoRelation;
+        outcome.detail = missing_detail;
+        if (limit) {
+          outcome.detail += local.d_limit_hit() ? "; stopped: D operator limit"
+                                                : "; stopped: " +
+                                                      std::string(StopReasonName(report.stop));
+        }
+      }
+    }
+    outcome.seconds = std::chrono::duration<double>(Clock::now() - node_start).count();
+    result.max_egraph_nodes = std::max(result.max_egraph_nodes, outcome.egraph_nodes);
+    result.total_egraph_nodes += outcome.egraph_nodes;
+    result.nodes.push_back(std::move(outcome));
+  }
+
+  // Expected output relations: each must be in the class of its S tensor.
+  for (const Relation& expected : spec.expected_outputs) {
+    OutputCheck check;
+    check.expected = expected;
+    auto it = known.find(expected.s_tensor);
+    if (it == known.end() || it->second.empty()) {
+      check.detail = "no relation was inferred for " + s_graph.ValueName(expected.s_tensor);
+      result.outputs.push_back(std::move(check));
+      continue;
+    }
+    LocalGraph local(s_graph, d_program, d_index, options);
+    ClassId leaf = local.SLeaf(expected.s_tensor);
+    for (const InferredRelation& rel : it->second) {
+      if (rel.relation.expr == expected.expr) {
+        check.implied = true;
+        check.proof = rel.proof;
+        break;
+      }
+      local.egraph().Union(leaf, local.AddRelExpr(rel.relation.expr),
+                           local.egraph().InternReason("inferred relation"));
+    }
+    if (!check.implied) {
+      ClassId target = local.AddRelExpr(expected.expr);
+      local.egraph().Rebuild();
+      auto same = [&](const EGraph& g) { return g.Find(leaf) == g.Find(target); };
+      RunReport report;
+      if (!same(local.egraph())) {
+        Runner runner(local.egraph(), rules, options.per_node);
+        runner.WithGoal(same);
+        report = runner.Run();
+      }
+      check.implied = same(local.egraph());
+      if (!check.implied) {
+        check.detail = "inferred " + RelationToString(it->second.front().relation, s_graph) +
+                       ", which the lemmas do not show equal to the expectation (" +
+                       std::string(StopReasonName(report.stop)) + ")";
+        if (report.stop != StopReason::kSaturated) check.detail += " [limit]";
+      }
+    }
+    result.outputs.push_back(std::move(check));
+  }
+
+  // Verdict: the first failing S operator (topological order) decides; then the outputs.
+  for (size_t i = 0; i < result.nodes.size(); ++i) {
+    if (result.nodes[i].status != NodeStatus::kInferred &&
+        result.nodes[i].status != NodeStatus::kBlocked) {
+      result.first_failure = i;
+      break;
+    }
+  }
+  if (result.first_failure) {
+    const NodeOutcome& f = result.nodes[*result.first_failure];
+    const ir::Node& n = s_graph.node(f.s_node);
+    std::string where = n.name + " (" + n.op.ToString() + ")";
+    if (!n.source.empty()) where += " at " + n.source.ToString();
+    if (f.status == NodeStatus::kLimitHit) {
+      result.verdict = Verdict::kUnknown;
+      result.summary = "could not relate " + where + ": " + f.detail;
+    } else {
+      result.verdict = Verdict::kViolation;
+      result.summary = "S operator " + where + " has no equal over D: " + f.detail;
+    }
+  } else {
+    result.verdict = Verdict::kRefines;
+    for (const OutputCheck& c : result.outputs) {
+      if (c.implied) continue;
+      bool limit = c.detail.find("[limit]") != std::string::npos;
+      result.verdict = limit ? Verdict::kUnknown : Verdict::kViolation;
+      result.summary = "expected " + RelationToString(c.expected, s_graph) + " but " + c.detail;
+      break;
+    }
+    if (result.verdict == Verdict::kRefines) {
+      result.summary = "every expected output relation holds (" +
+                       std::to_string(result.outputs.size()) + " checked, " +
+                       std::to_string(result.nodes.size()) + " S operators related)";
+    }
+  }
+  for (const auto& [ref, rels] : known) result.relations[s_graph.ValueName(ref)] = rels;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace gg::symbolic

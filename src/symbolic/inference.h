@@ -1,0 +1,88 @@
+// Inference: relation inference over the sequential graph S, operator by operator, and the
+// verdict that follows (REFINES, VIOLATION with the S operator where S and D part ways, or
+// UNKNOWN with the limit that was hit).
+//
+// For each S operator that the expected outputs depend on, a small local e-graph holds: the
+// relations already known for its inputs, the operator itself, and the D operators reachable from
+// the D tensors in those relations (structural ones — views, collectives — freely, computing ones
+// up to a hop limit). Saturating it with the lemma catalogue and extracting the cheapest clean
+// class member gives the operator's relation. Every limit is explicit and reported.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "symbolic/relation.h"
+#include "symbolic/relation_spec.h"
+#include "symbolic/rewrite.h"
+
+namespace gg::symbolic {
+
+struct InferenceOptions {
+  RunnerLimits per_node;       // limits of each local saturation
+  int32_t compute_hops = 1;    // D computing operators allowed beyond the related D tensors
+  size_t max_d_nodes = 4000;   // D operators added to one local e-graph
+  size_t max_relations = 8;    // relations kept per S tensor (replicas count)
+};
+
+enum class NodeStatus {
+  kInferred,    // a clean relation was found for every tensor output that matters
+  kNoRelation,  // saturated (or goal unreachable) without a clean relation
+  kLimitHit,    // a limit stopped the search first
+  kBlocked,     // an input has no relation (downstream of an earlier failure)
+  kConflict,    // the e-graph equated tensors of different types: a lemma or spec is wrong
+};
+std::string_view NodeStatusName(NodeStatus status);
+
+struct InferredRelation {
+  Relation relation;
+  std::vector<std::string> proof;  // lemma ids along the proof, in order
+};
+
+struct NodeOutcome {
+  ir::NodeId s_node = -1;
+  NodeStatus status = NodeStatus::kInferred;
+  std::vector<InferredRelation> relations;  // for the node's outputs
+  std::string detail;                       // why not, for failures
+  std::vector<std::string> candidates;      // D operators in the local e-graph ("mm@0")
+  StopReason stop = StopReason::kSaturated;
+  size_t iterations = 0;
+  size_t egraph_nodes = 0;
+  size_t egraph_classes = 0;
+  double seconds = 0;
+};
+
+enum class Verdict { kRefines, kViolation, kUnknown };
+std::string_view VerdictName(Verdict verdict);
+
+struct OutputCheck {
+  Relation expected;
+  bool implied = false;
+  std::string detail;
+  std::vector<std::string> proof;
+};
+
+struct VerifyResult {
+  Verdict verdict = Verdict::kUnknown;
+  std::string summary;                  // one line
+  std::vector<NodeOutcome> nodes;       // S operators inferred, in topological order
+  std::vector<OutputCheck> outputs;     // expected output relations
+  std::optional<size_t> first_failure;  // index into nodes
+  size_t max_egraph_nodes = 0;
+  size_t total_egraph_nodes = 0;
+  double seconds = 0;
+  // Every relation known per S tensor name (inputs, assumptions and inferred), for `explain`.
+  std::map<std::string, std::vector<InferredRelation>> relations;
+};
+
+// Runs inference and decides the verdict. `rules` is the lemma catalogue.
+VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
+                    const SpecResult& spec, const std::vector<Rewrite>& rules,
+                    const InferenceOptions& options);
+
+}  // namespace gg::symbolic

@@ -1,0 +1,520 @@
+#include "symbolic/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "ir/op_registry.h"
+
+namespace gg::symbolic {
+namespace {
+
+using ir::BoundArgs;
+using ir::TensorType;
+using ir::Value;
+
+// Thrown by a lowering entry when the node's arguments are outside what the entry covers
+// (alpha != 1, a step, a symbolic shape...): the node becomes opaque.
+struct NotCovered {};
+
+std::string ValueText(const Value& v) {
+  std::ostringstream out;
+  if (v.is_none()) {
+    out << "None";
+  } else if (v.is_bool()) {
+    out << (v.as_bool() ? "True" : "False");
+  } else if (v.is_int()) {
+    out << v.as_int();
+  } else if (v.is_double()) {
+    out.precision(17);
+    out << v.as_double() << "f";
+  } else if (v.is_string()) {
+    out << "'" << v.as_string() << "'";
+  } else if (v.is_dtype()) {
+    out << ir::ShortName(v.as_dtype());
+  } else if (v.is_device()) {
+    out << "device";  // placement does not change values
+  } else if (v.is_enum()) {
+    out << v.as_enum().name;
+  } else if (v.is_op_ref()) {
+    out << v.as_op_ref().qualified_name;
+  } else if (v.is_tensor()) {
+    out << "T";
+  } else if (v.is_list()) {
+    out << "[";
+    for (const Value& item : v.as_list()) out << ValueText(item) << ",";
+    out << "]";
+  }
+  return out.str();
+}
+
+// What a lowering entry works with: the bound arguments and helpers that add terms.
+class LowerContext {
+ public:
+  LowerContext(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
+               const ir::Node& node, const BoundArgs& args, const TensorClassFn& tensor_class)
+      : egraph_(egraph),
+        analysis_(analysis),
+        graph_(graph),
+        node_(node),
+        args_(args),
+        tensor_class_(tensor_class),
+        lang_(TensorLanguage::Get()) {}
+
+  const Value& Arg(const char* name) const {
+    if (!args_.has(name)) throw NotCovered{};
+    return args_[name];
+  }
+  bool IsNone(const char* name) const { return !args_.has(name) || args_[name].is_none(); }
+  ClassId T(const char* name) const {
+    const Value& v = Arg(name);
+    if (v.is_tensor()) return tensor_class_(v.as_tensor());
+    if (v.is_number()) return Fl(v.as_double());
+    throw NotCovered{};
+  }
+  const TensorType& InType(const char* name) const {
+    const Value& v = Arg(name);
+    if (!v.is_tensor()) throw NotCovered{};
+    return graph_.type(v.as_tensor());
+  }
+  int64_t I(const char* name) const {
+    const Value& v = Arg(name);
+    if (v.is_bool()) return v.as_bool() ? 1 : 0;
+    if (!v.is_int()) throw NotCovered{};
+    return v.as_int();
+  }
+  double F(const char* name) const {
+    const Value& v = Arg(name);
+    if (!v.is_number()) throw NotCovered{};
+    return v.as_double();
+  }
+  std::vector<ClassId> TensorList(const char* name) const {
+    const Value& v = Arg(name);
+    if (!v.is_list() || v.as_list().empty()) throw NotCovered{};
+    std::vector<ClassId> out;
+    for (const Value& item : v.as_list()) {
+      if (!item.is_tensor()) throw NotCovered{};
+      out.push_back(tensor_class_(item.as_tensor()));
+    }
+    return out;
+  }
+  std::vector<int64_t> Ints(const char* name) const {
+    const Value& v = Arg(name);
+    if (!v.is_int_list()) throw NotCovered{};
+    return v.as_int_list();
+  }
+  // A dimension argument normalized against the rank of tensor argument `of`.
+  int64_t Dim(int64_t dim, const char* of = "self") const {
+    auto d = ir::WrapDim(dim, static_cast<int64_t>(InType(of).shape.size()));
+    if (!d) throw NotCovered{};
+    return *d;
+  }
+  int64_t Size(const char* of, int64_t dim) const {
+    const ir::Dim& d = InType(of).shape.at(dim);
+    if (!d.is_static()) throw NotCovered{};
+    return d.value();
+  }
+  const TensorType& OutType(size_t i = 0) const {
+    if (i >= node_.outputs.size() || !node_.outputs[i].type) throw NotCovered{};
+    return *node_.outputs[i].type;
+  }
+
+  ClassId N(int64_t v) const { return egraph_.Add(lang_.Num(v)); }
+  ClassId Fl(double v) const { return egraph_.Add(lang_.Flt(v)); }
+  ClassId Op(const char* op, std::vector<ClassId> children) const {
+    return egraph_.Add(ENode{*lang_.ops().Find(op), 0, std::move(children)});
+  }
+  ClassId Slice(ClassId x, int64_t dim, int64_t start, int64_t end) const {
+    return Op("slice", {x, N(dim), N(start), N(end)});
+  }
+  // (reshape x sizes...) to the annotated shape of output i.
+  ClassId ReshapeTo(ClassId x, size_t output) const {
+    std::vector<ClassId> children{x};
+    for (const ir::Dim& d : OutType(output).shape) {
+      if (!d.is_static()) throw NotCovered{};
+      children.push_back(N(d.value()));
+    }
+    return egraph_.Add(ENode{lang_.reshape, 0, std::move(children)});
+  }
+
+  const ir::Node& node() const { return node_; }
+
+ private:
+  EGraph& egraph_;
+  const TensorAnalysis& analysis_;
+  const ir::Graph& graph_;
+  const ir::Node& node_;
+  const BoundArgs& args_;
+  const TensorClassFn& tensor_class_;
+  const TensorLanguage& lang_;
+};
+
+using Outputs = std::vector<std::optional<ClassId>>;
+using LowerFn = Outputs (*)(const LowerContext&);
+
+Outputs One(ClassId c) { return {c}; }
+
+// ---- entries -----------------------------------------------------------------------------------
+
+Outputs Identity(const LowerContext& l) { return One(l.T("self")); }
+
+Outputs ToCopy(const LowerContext& l) {
+  if (!l.IsNone("dtype") && l.Arg("dtype").as_dtype() != l.InType("self").dtype) throw NotCovered{};
+  return One(l.T("self"));
+}
+
+Outputs Copy(const LowerContext& l) {
+  // copy(self, src) returns src's values in self's shape and dtype.
+  if (l.InType("src") != l.InType("self")) throw NotCovered{};
+  return One(l.T("src"));
+}
+
+template <const char* kOp>
+Outputs Unary(const LowerContext& l) {
+  return One(l.Op(kOp, {l.T("self")}));
+}
+
+template <const char* kOp>
+Outputs Binary(const LowerContext& l) {
+  if (l.node().op.name == "add" || l.node().op.name == "sub") {
+    if (!l.IsNone("alpha") && l.F("alpha") != 1.0) throw NotCovered{};
+  }
+  return One(l.Op(kOp, {l.T("self"), l.T("other")}));
+}
+
+Outputs Div(const LowerContext& l) {
+  if (!l.IsNone("rounding_mode")) throw NotCovered{};
+  return One(l.Op("div", {l.T("self"), l.T("other")}));
+}
+
+Outputs Gelu(const LowerContext& l) {
+  if (!l.IsNone("approximate") && l.Arg("approximate").as_string() != "none") throw NotCovered{};
+  return One(l.Op("gelu", {l.T("self")}));
+}
+
+Outputs Mm(const LowerContext& l) { return One(l.Op("mm", {l.T("self"), l.T("mat2")})); }
+Outputs Bmm(const LowerContext& l) { return One(l.Op("bmm", {l.T("self"), l.T("mat2")})); }
+
+Outputs Addmm(const LowerContext& l) {
+  if (l.F("beta") != 1.0 || l.F("alpha") != 1.0) throw NotCovered{};
+  return One(l.Op("add", {l.T("self"), l.Op("mm", {l.T("mat1"), l.T("mat2")})}));
+}
+
+Outputs Baddbmm(const LowerContext& l) {
+  ClassId product = l.Op("bmm", {l.T("batch1"), l.T("batch2")});
+  double alpha = l.F("alpha");
+  if (alpha != 1.0) product = l.Op("scale", {product, l.Fl(alpha)});
+  double beta = l.F("beta");
+  if (beta == 0.0) return One(product);  // self is ignored (Megatron passes an empty buffer)
+  if (beta != 1.0) throw NotCovered{};
+  return One(l.Op("add", {l.T("self"), product}));
+}
+
+Outputs T2(const LowerContext& l) {
+  if (l.InType("self").shape.size() < 2) return One(l.T("self"));
+  return One(l.Op("transpose", {l.T("self"), l.N(0), l.N(1)}));
+}
+
+Outputs Transpose(const LowerContext& l) {
+  return One(l.Op("transpose", {l.T("self"), l.N(l.Dim(l.I("dim0"))), l.N(l.Dim(l.I("dim1")))}));
+}
+
+Outputs Permute(const LowerContext& l) {
+  std::vector<ClassId> children{l.T("self")};
+  for (int64_t d : l.Ints("dims")) children.push_back(l.N(l.Dim(d)));
+  return One(l.Op("permute", std::move(children)));
+}
+
+Outputs Reshape(const LowerContext& l) {
+  if (l.InType("self").shape == l.OutType().shape) return One(l.T("self"));
+  return One(l.ReshapeTo(l.T("self"), 0));
+}
+
+Outputs Slice(const LowerContext& l) {
+  if (l.I("step") != 1) throw NotCovered{};
+  int64_t dim = l.Dim(l.I("dim"));
+  int64_t size = l.Size("self", dim);
+  auto clamp = [&](const char* name, int64_t fallback) {
+    if (l.IsNone(name)) return fallback;
+    int64_t v = l.I(name);
+    if (v < 0) v += size;
+    return std::clamp<int64_t>(v, 0, size);
+  };
+  int64_t start = clamp("start", 0);
+  int64_t end = std::max(start, clamp("end", size));
+  if (start == 0 && end == size) return One(l.T("self"));
+  return One(l.Slice(l.T("self"), dim, start, end));
+}
+
+Outputs SplitWithSizes(const LowerContext& l) {
+  int64_t dim = l.Dim(l.I("dim"));
+  Outputs out;
+  int64_t offset = 0;
+  for (int64_t size : l.Ints("split_sizes")) {
+    out.push_back(l.Slice(l.T("self"), dim, offset, offset + size));
+    offset += size;
+  }
+  return out;
+}
+
+Outputs Cat(const LowerContext& l) {
+  int64_t rank = static_cast<int64_t>(l.OutType().shape.size());
+  auto dim = ir::WrapDim(l.I("dim"), rank);
+  if (!dim) throw NotCovered{};
+  std::vector<ClassId> children{l.N(*dim)};
+  for (ClassId piece : l.TensorList("tensors")) children.push_back(piece);
+  return One(l.Op("concat", std::move(children)));
+}
+
+Outputs Softmax(const LowerContext& l) {
+  return One(l.Op("softmax", {l.T("self"), l.N(l.Dim(l.I("dim")))}));
+}
+
+// Reductions over a list of dims become nested single-dim reductions, innermost dim last so the
+// remaining indices stay valid when keepdim is false.
+Outputs ReduceDims(const LowerContext& l, const char* op) {
+  if (!l.IsNone("dtype")) throw NotCovered{};
+  bool keepdim = l.I("keepdim") != 0;
+  std::vector<int64_t> dims;
+  if (!l.IsNone("dim")) {
+    for (int64_t d : l.Ints("dim")) dims.push_back(l.Dim(d));
+  }
+  if (dims.empty()) {
+    if (keepdim || std::string(op) != "sum_dim") throw NotCovered{};
+    return One(l.Op("sum_all", {l.T("self")}));
+  }
+  std::sort(dims.rbegin(), dims.rend());
+  ClassId x = l.T("self");
+  for (int64_t d : dims) x = l.Op(op, {x, l.N(d), l.N(keepdim ? 1 : 0)});
+  return One(x);
+}
+
+Outputs SumDims(const LowerContext& l) { return ReduceDims(l, "sum_dim"); }
+Outputs MeanDims(const LowerContext& l) { return ReduceDims(l, "mean_dim"); }
+
+Outputs SumAll(const LowerContext& l) {
+  if (!l.IsNone("dtype")) throw NotCovered{};
+  return One(l.Op("sum_all", {l.T("self")}));
+}
+
+Outputs MaxDim(const LowerContext& l) {
+  ClassId values = l.Op("max_dim", {l.T("self"), l.N(l.Dim(l.I("dim"))), l.N(l.I("keepdim"))});
+  return {values, std::nullopt};  // indices stay opaque
+}
+
+Outputs Unsqueeze(const LowerContext& l) { return One(l.ReshapeTo(l.T("self"), 0)); }
+
+Outputs Embedding(const LowerContext& l) {
+  if (l.I("padding_idx") != -1) throw NotCovered{};
+  return One(l.Op("embedding", {l.T("weight"), l.T("indices")}));
+}
+
+Outputs MaskedFill(const LowerContext& l) {
+  return One(l.Op("masked_fill", {l.T("self"), l.T("mask"), l.T("value")}));
+}
+
+Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
+Outputs Ge(const LowerContext& l) { return One(l.Op("ge", {l.T("self"), l.T("other")})); }
+
+Outputs NativeDropout(const LowerContext& l) {
+  double p = l.F("p");
+  if (l.IsNone("train") || l.I("train") == 0 || p == 0.0) throw NotCovered{};
+  if (p >= 1.0) throw NotCovered{};
+  ClassId x = l.T("input");
+  ClassId mask = l.Op("dropout_mask", {x, l.Fl(p)});
+  ClassId out = l.Op("mul", {l.Op("scale", {x, l.Fl(1.0 / (1.0 - p))}), mask});
+  return {out, mask};
+}
+
+Outputs ApexLayerNorm(const LowerContext& l) {
+  int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
+  ClassId out = l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(ndims),
+                                   l.Fl(l.F("eps"))});
+  return {out, std::nullopt, std::nullopt};
+}
+
+Outputs NativeLayerNorm(const LowerContext& l) {
+  if (l.IsNone("weight") || l.IsNone("bias")) throw NotCovered{};
+  int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
+  ClassId out = l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(ndims),
+                                   l.Fl(l.F("eps"))});
+  return {out, std::nullopt, std::nullopt};
+}
+
+// Functionalized vLLM ops: output 0 is the (void) return, then the mutated arguments.
+Outputs RmsNorm(const LowerContext& l) {
+  return {std::nullopt, l.Op("rmsnorm", {l.T("input"), l.T("weight"), l.Fl(l.F("epsilon"))})};
+}
+
+Outputs FusedAddRmsNorm(const LowerContext& l) {
+  ClassId sum = l.Op("add", {l.T("input"), l.T("residual")});
+  return {std::nullopt, l.Op("rmsnorm", {sum, l.T("weight"), l.Fl(l.F("epsilon"))}), sum};
+}
+
+Outputs SiluAndMul(const LowerContext& l) {
+  const TensorType& in = l.InType("input");
+  int64_t last = static_cast<int64_t>(in.shape.size()) - 1;
+  if (last < 0) throw NotCovered{};
+  int64_t width = l.Size("input", last);
+  if (width % 2 != 0) throw NotCovered{};
+  int64_t d = width / 2;
+  ClassId gate = l.Slice(l.T("input"), last, 0, d);
+  ClassId up = l.Slice(l.T("input"), last, d, width);
+  return {std::nullopt, l.Op("mul", {l.Op("silu", {gate}), up})};
+}
+
+constexpr char kNeg[] = "neg";
+constexpr char kExp[] = "exp";
+constexpr char kLog[] = "log";
+constexpr char kSqrt[] = "sqrt";
+constexpr char kRsqrt[] = "rsqrt";
+constexpr char kTanh[] = "tanh";
+constexpr char kSilu[] = "silu";
+constexpr char kRelu[] = "relu";
+constexpr char kSigmoid[] = "sigmoid";
+constexpr char kAdd[] = "add";
+constexpr char kSub[] = "sub";
+constexpr char kMul[] = "mul";
+
+// One entry per operator: registry name -> lowering.
+const std::map<std::string, LowerFn>& Table() {
+  static const std::map<std::string, LowerFn> table = {
+      {"aten::clone.default", Identity},
+      {"aten::detach.default", Identity},
+      {"aten::alias.default", Identity},
+      {"aten::lift_fresh_copy.default", Identity},
+      {"aten::contiguous.default", Identity},
+      {"tg::log_tensor.default", Identity},
+      {"aten::_to_copy.default", ToCopy},
+      {"aten::copy.default", Copy},
+      {"aten::neg.default", Unary<kNeg>},
+      {"aten::exp.default", Unary<kExp>},
+      {"aten::log.default", Unary<kLog>},
+      {"aten::sqrt.default", Unary<kSqrt>},
+      {"aten::rsqrt.default", Unary<kRsqrt>},
+      {"aten::tanh.default", Unary<kTanh>},
+      {"aten::silu.default", Unary<kSilu>},
+      {"aten::relu.default", Unary<kRelu>},
+      {"aten::sigmoid.default", Unary<kSigmoid>},
+      {"aten::gelu.default", Gelu},
+      {"aten::add.Tensor", Binary<kAdd>},
+      {"aten::add.Scalar", Binary<kAdd>},
+      {"aten::sub.Tensor", Binary<kSub>},
+      {"aten::sub.Scalar", Binary<kSub>},
+      {"aten::mul.Tensor", Binary<kMul>},
+      {"aten::mul.Scalar", Binary<kMul>},
+      {"aten::div.Tensor", Div},
+      {"aten::div.Scalar", Div},
+      {"aten::lt.Scalar", Lt},
+      {"aten::lt.Tensor", Lt},
+      {"aten::ge.Scalar", Ge},
+      {"aten::ge.Tensor", Ge},
+      {"aten::mm.default", Mm},
+      {"aten::bmm.default", Bmm},
+      {"aten::addmm.default", Addmm},
+      {"aten::baddbmm.default", Baddbmm},
+      {"aten::t.default", T2},
+      {"aten::transpose.int", Transpose},
+      {"aten::permute.default", Permute},
+      {"aten::view.default", Reshape},
+      {"aten::reshape.default", Reshape},
+      {"aten::_unsafe_view.default", Reshape},
+      {"aten::unsqueeze.default", Unsqueeze},
+      {"aten::squeeze.dim", Unsqueeze},
+      {"aten::slice.Tensor", Slice},
+      {"aten::cat.default", Cat},
+      {"aten::split_with_sizes.default", SplitWithSizes},
+      {"aten::_softmax.default", Softmax},
+      {"aten::sum.dim_IntList", SumDims},
+      {"aten::mean.dim", MeanDims},
+      {"aten::sum.default", SumAll},
+      {"aten::max.dim", MaxDim},
+      {"aten::embedding.default", Embedding},
+      {"aten::masked_fill.Scalar", MaskedFill},
+      {"aten::native_dropout.default", NativeDropout},
+      {"apex::fused_layer_norm_affine_fwd.default", ApexLayerNorm},
+      {"aten::native_layer_norm.default", NativeLayerNorm},
+      {"_C::rms_norm.default", RmsNorm},
+      {"_C::fused_add_rms_norm.default", FusedAddRmsNorm},
+      {"_C::silu_and_mul.default", SiluAndMul},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool IsCollective(const ir::Node& node) {
+  if (node.kind != ir::NodeKind::kOperator) return false;
+  const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+  return info != nullptr && info->traits.collective != ir::CollectiveKind::kNone;
+}
+
+std::vector<std::string> LoweredOperators() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : Table()) names.push_back(name);
+  return names;
+}
+
+LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
+                      ir::NodeId node_id, const TensorClassFn& tensor_class,
+                      const std::string& salt) {
+  const ir::Node& node = graph.node(node_id);
+  const TensorLanguage& lang = TensorLanguage::Get();
+  LoweredNode result;
+  result.outputs.assign(node.outputs.size(), std::nullopt);
+  result.opaque.assign(node.outputs.size(), false);
+
+  const ir::OpInfo* info =
+      node.kind == ir::NodeKind::kOperator ? ir::OpRegistry::Default().Find(node.op) : nullptr;
+  std::string key = info ? info->schema.name.ToString() : node.op.ToString();
+  std::optional<Outputs> lowered;
+  std::vector<ClassId> tensor_inputs;
+  for (ir::TensorRef ref : node.TensorInputs()) tensor_inputs.push_back(tensor_class(ref));
+
+  if (info != nullptr) {
+    auto it = Table().find(key);
+    if (it != Table().end()) {
+      try {
+        BoundArgs args(info->schema, node);
+        LowerContext context(egraph, analysis, graph, node, args, tensor_class);
+        Outputs outs = it->second(context);
+        // Functionalized entries already list the void return first.
+        if (outs.size() == node.outputs.size()) lowered = std::move(outs);
+      } catch (const NotCovered&) {
+      } catch (const ir::ShapeError&) {
+      }
+    }
+  }
+
+  // Opaque signature: the operator and its non-tensor arguments (tensor positions marked).
+  std::string signature = key;
+  if (node.functionalized) signature += "[functionalized]";
+  signature += "(";
+  for (const Value& v : node.args) signature += ValueText(v) + ",";
+  for (const ir::NamedArg& kw : node.kwargs) signature += kw.name + "=" + ValueText(kw.value) + ",";
+  signature += ")";
+  bool unique = info == nullptr || info->traits.nondeterministic_init || info->traits.random;
+  if (unique || node.kind != ir::NodeKind::kOperator) signature += " @" + salt;
+
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const auto& type = node.outputs[i].type;
+    if (!type) continue;
+    if (lowered && (*lowered)[i]) {
+      ClassId c = *(*lowered)[i];
+      const TensorFacts& facts = analysis[c];
+      if (facts.type && *facts.type == *type && !facts.conflict) {
+        result.outputs[i] = c;
+        continue;
+      }
+    }
+    int64_t code = OpaqueSignatures::Get().Intern(signature + "#" + std::to_string(i), *type);
+    std::vector<ClassId> children{egraph.Add(lang.Num(code))};
+    children.insert(children.end(), tensor_inputs.begin(), tensor_inputs.end());
+    result.outputs[i] = egraph.Add(ENode{lang.opaque, 0, std::move(children)});
+    result.opaque[i] = true;
+  }
+  return result;
+}
+
+}  // namespace gg::symbolic

@@ -1,0 +1,46 @@
+// Lowering: a captured ATen node as terms of the tensor language, one term per output.
+//
+// The table in lowering.cc holds one entry per operator (what `aten::addmm` means in the
+// language: `(add self (mm mat1 mat2))` when beta = alpha = 1, ...). Operators without an entry,
+// or whose arguments fall outside what an entry covers, become `opaque` terms: equal only to the
+// same computation on equal inputs. Collectives are not lowered here: their meaning spans ranks,
+// so relation inference builds them from the process groups.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "symbolic/egraph.h"
+#include "symbolic/tensor_lang.h"
+
+namespace gg::symbolic {
+
+// The class holding a tensor input of the node being lowered.
+using TensorClassFn = std::function<ClassId(ir::TensorRef)>;
+
+struct LoweredNode {
+  // One entry per node output: the class of its term, or nullopt for non-tensor outputs.
+  std::vector<std::optional<ClassId>> outputs;
+  // Outputs that fell back to an opaque term (for reports: "no lemma can look inside").
+  std::vector<bool> opaque;
+};
+
+// True when the node is a collective (or wait) that inference lowers across ranks.
+bool IsCollective(const ir::Node& node);
+
+// Lowers `node` of `graph` into `egraph` (whose analysis is a TensorAnalysis). `salt` makes
+// terms of nondeterministic operators (empty, random ops with unknown semantics) unique: two such
+// nodes are never equated. Every produced term is checked against the node's annotated output
+// type; a term whose type disagrees is replaced by an opaque term (the lowering table is then
+// wrong for that case, which the tests watch for).
+LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
+                      ir::NodeId node_id, const TensorClassFn& tensor_class,
+                      const std::string& salt);
+
+// Operators with a lowering entry (sorted), for documentation and tests.
+std::vector<std::string> LoweredOperators();
+
+}  // namespace gg::symbolic
