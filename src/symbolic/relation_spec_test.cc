@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
+#include "frontend/loader.h"
 #include "util/diagnostic.h"
 
 namespace gg::symbolic {
@@ -46,62 +46,13 @@ ir::Graph MakeGraph(int32_t rank, const NamedTypes& inputs, const NamedTypes& ou
   return g;
 }
 
-// Stand-in for frontend::LoadGraph while the FX loader is being written: reads only the forward
-// signature (inputs with their annotations) and the returned values (one node each, typed from
-// the value's annotated definition). Enough for relations, which only look at inputs, outputs and
-// names. TODO(lead): switch to frontend::LoadGraph / LoadProgram once the loader has landed.
-ir::Graph ReadSignature(const std::string& path, int32_t rank) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  NamedTypes inputs, outputs;
-  size_t def = text.find("def forward(self");
-  size_t close = text.find("):", def);
-  std::string signature = text.substr(def, close - def);
-  static const std::regex kParam(R"re((\w+): "([^"]+)")re");
-  for (std::sregex_iterator it(signature.begin(), signature.end(), kParam), end; it != end; ++it) {
-    inputs.emplace_back((*it)[1], (*it)[2]);
-  }
-  size_t ret = text.rfind("return ");
-  std::string returned = text.substr(ret + 7, text.find('\n', ret) - ret - 7);
-  static const std::regex kName(R"(\w+)");
-  ir::Graph g = MakeGraph(rank, inputs);
-  g.file = path;
-  for (std::sregex_iterator it(returned.begin(), returned.end(), kName), end; it != end; ++it) {
-    std::string name = (*it)[0];
-    if (auto ref = g.Find(name)) {
-      g.outputs.push_back(*ref);
-      continue;
-    }
-    std::smatch m;
-    std::regex def_re("\\n\\s+" + name + ": \"([^\"]+)\" =");
-    EXPECT_TRUE(std::regex_search(text, m, def_re)) << name << " in " << path;
-    ir::Node n;
-    n.name = name;
-    n.op = *ir::OpName::Parse("aten::clone.default");
-    n.outputs.push_back({name, Type(m[1])});
-    g.outputs.push_back(ir::TensorRef{g.AddNode(std::move(n)), 0});
-  }
-  return g;
-}
-
 std::string Corpus(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
 std::string Example(const std::string& name) {
   return std::string(GG_SOURCE_DIR) + "/examples/" + name;
 }
 
-ir::Program ReadProgram(const std::string& dir) {
-  ir::Program p;
-  for (int32_t r = 0;; ++r) {
-    std::string path = Corpus(dir) + "/fw.g0.r" + std::to_string(r) + ".py";
-    if (!std::filesystem::exists(path)) break;
-    p.ranks.push_back(ReadSignature(path, r));
-  }
-  EXPECT_GT(p.world_size(), 0) << dir;
-  return p;
-}
+// The corpus through the real FX loader: S is rank 0 of a paral1 directory.
+ir::Program ReadProgram(const std::string& dir) { return frontend::LoadProgram({Corpus(dir)}); }
 
 // All relations of S tensor `name`, printed.
 std::vector<std::string> RelationsOf(const std::vector<Relation>& rels, const ir::Graph& s,
@@ -143,7 +94,17 @@ TEST(RelationSpecCorpusTest, GptSpecHoldsForEveryConfiguration) {
       EXPECT_EQ(result.expected_outputs[r].expr.ToString(), "div_2@" + std::to_string(r));
       EXPECT_EQ(s.ValueName(result.expected_outputs[r].s_tensor), "div_2");
     }
+    // The loader gives whole graphs, not just signatures.
+    EXPECT_GT(s.nodes.size(), s.inputs.size() + 100);
     if (c.tp == 2) {
+      // A cut point on the first dropout mask, which sequence parallelism splits along dim 0.
+      std::ifstream in(Example("gpt.rel"));
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      text += "assume getitem_1 = concat(0, [D.getitem_1@r for r in ranks])\n";
+      SpecResult with_cut = EvaluateSpec(RelationSpec::Parse(text, "gpt+cut.rel"), s, d);
+      ASSERT_EQ(with_cut.assumed.size(), 1u);
+      EXPECT_EQ(RelationToString(with_cut.assumed[0], s),
+                "getitem_1 == concat(0, getitem_1@0, getitem_1@1)");
       EXPECT_EQ(RelationsOf(result.inputs, s, "primals_1"),
                 Strings{"concat(0, primals_1@0, primals_1@1)"});
       EXPECT_EQ(RelationsOf(result.inputs, s, "primals_6"),
