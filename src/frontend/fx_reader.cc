@@ -537,7 +537,7 @@ class FxParser {
     auto [ptr, ec] = std::from_chars(index_tok.text.data(),
                                      index_tok.text.data() + index_tok.text.size(), index);
     if (ec != std::errc() || ptr != index_tok.text.data() + index_tok.text.size() ||
-        index > 1000000) {
+        index > 65535) {
       Fail(index_tok, "bad index '" + std::string(index_tok.text) + "'");
     }
     ExpectPunct(']', "after the index");

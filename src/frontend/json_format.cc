@@ -138,14 +138,24 @@ std::vector<int> ObjectLines(std::string_view text) {
   return lines;
 }
 
-void IndexObjectLines(const Json& j, const std::vector<int>& lines, size_t* next,
+// Iterative (an explicit stack), so that absurdly deep input cannot overflow the call stack.
+void IndexObjectLines(const Json& root, const std::vector<int>& lines,
                       std::unordered_map<const Json*, int>* out) {
-  if (j.is_object()) {
-    if (*next < lines.size()) (*out)[&j] = lines[*next];
-    ++*next;
-    for (const auto& item : j.items()) IndexObjectLines(item.value(), lines, next, out);
-  } else if (j.is_array()) {
-    for (const Json& item : j) IndexObjectLines(item, lines, next, out);
+  size_t next = 0;
+  std::vector<const Json*> stack = {&root};
+  std::vector<const Json*> children;
+  while (!stack.empty()) {
+    const Json* j = stack.back();
+    stack.pop_back();
+    if (!j->is_structured()) continue;
+    if (j->is_object()) {
+      if (next < lines.size()) (*out)[j] = lines[next];
+      ++next;
+    }
+    // Push children in reverse so that they are visited in document order.
+    children.clear();
+    for (auto it = j->begin(); it != j->end(); ++it) children.push_back(&*it);
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
   }
 }
 
@@ -162,8 +172,7 @@ class JsonReader {
       throw InputError(file_, LineOfByte(e.byte), std::string("invalid JSON: ") + e.what());
     }
     std::vector<int> lines = ObjectLines(text_);
-    size_t next = 0;
-    IndexObjectLines(root, lines, &next, &lines_);
+    IndexObjectLines(root, lines, &lines_);
 
     if (!root.is_object()) Fail(root, "expected a JSON object at the top level");
     const Json& format = Require(root, "format");
