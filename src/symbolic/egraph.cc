@@ -97,6 +97,7 @@ std::string RecExpr::ToString(const OpTable& ops) const {
 // ---- EGraph: construction and lookup ---------------------------------------------------------
 
 EGraph::EGraph(const OpTable& ops, Options options) : ops_(&ops), options_(options) {
+  memo_.max_load_factor(0.5f);  // lookups dominate saturation: keep chains short
   reasons_ = {"given", "congruence"};
   reason_ids_ = {{"given", kGivenReason}, {"congruence", kCongruenceReason}};
 }
