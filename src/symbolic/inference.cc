@@ -24,13 +24,19 @@ struct DKey {
   }
 };
 
-bool InputFree(const ir::Node& node) {
-  return node.kind != ir::NodeKind::kInput && node.TensorInputs().empty();
-}
-
 const ir::OpInfo* InfoOf(const ir::Node& node) {
   if (node.kind != ir::NodeKind::kOperator) return nullptr;
   return ir::OpRegistry::Default().Find(node.op);
+}
+
+// Nodes whose value depends on no tensor's value: factories, constants, and buffers with
+// unspecified contents (empty_like reads only its input's shape). They need no relation: their
+// own term stands for them.
+bool InputFree(const ir::Node& node) {
+  if (node.kind == ir::NodeKind::kInput) return false;
+  const ir::OpInfo* info = InfoOf(node);
+  if (info && info->traits.nondeterministic_init) return true;
+  return node.TensorInputs().empty();
 }
 
 ir::CollectiveKind CollectiveOf(const ir::Node& node) {
@@ -192,6 +198,7 @@ class LocalGraph {
     s_leaves_[ref] = {node_id, egraph_.Find(node_id)};
     return egraph_.Find(node_id);
   }
+  bool HasSLeaf(TensorRef ref) const { return s_leaves_.count(ref) > 0; }
   ClassId SLeafNodeId(TensorRef ref) {
     SLeaf(ref);
     return s_leaves_[ref].first;
@@ -610,28 +617,28 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   }
   for (const Relation& r : spec.expected_outputs) wanted.insert(r.s_tensor);
 
-  // Sets up the classes of an S node's inputs; returns the first input with no relation.
-  auto add_inputs = [&](LocalGraph& local, const ir::Node& node) -> std::optional<TensorRef> {
-    for (TensorRef in : node.TensorInputs()) {
-      ClassId leaf = local.SLeaf(in);
-      auto it = known.find(in);
-      if (it != known.end() && !it->second.empty()) {
-        for (const InferredRelation& rel : it->second) {
-          ClassId term = local.AddRelExpr(rel.relation.expr);
-          local.egraph().Union(leaf, term,
-                               local.egraph().InternReason("relation of " +
-                                                           s_graph.ValueName(in)));
-        }
-        continue;
+  // The class of an S tensor an operator reads: its leaf, united with every known relation (or
+  // with its own term when an input-free node produced it). Inputs read without a relation are
+  // collected in *missing; every read input is recorded as used.
+  std::set<TensorRef> used;
+  for (const Relation& r : spec.expected_outputs) used.insert(r.s_tensor);
+  auto input_class = [&](LocalGraph& local, TensorRef in, std::vector<TensorRef>* missing) {
+    used.insert(in);
+    bool fresh = !local.HasSLeaf(in);
+    ClassId leaf = local.SLeaf(in);
+    if (!fresh) return leaf;
+    auto it = known.find(in);
+    if (it != known.end() && !it->second.empty()) {
+      ReasonId reason = local.egraph().InternReason("relation of " + s_graph.ValueName(in));
+      for (const InferredRelation& rel : it->second) {
+        local.egraph().Union(leaf, local.AddRelExpr(rel.relation.expr), reason);
       }
-      const ir::Node& producer = s_graph.node(in.node);
-      if (InputFree(producer)) {
-        local.LowerInputFreeS(in.node);
-        continue;
-      }
-      return in;
+    } else if (InputFree(s_graph.node(in.node))) {
+      local.LowerInputFreeS(in.node);
+    } else {
+      missing->push_back(in);
     }
-    return std::nullopt;
+    return local.egraph().Find(leaf);
   };
 
   for (size_t idx = 0; idx < s_graph.nodes.size(); ++idx) {
@@ -652,12 +659,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     outcome.s_node = id;
     auto node_start = Clock::now();
     LocalGraph local(s_graph, d_program, d_index, options);
-    if (auto missing = add_inputs(local, node)) {
-      outcome.status = NodeStatus::kBlocked;
-      outcome.detail = "input " + s_graph.ValueName(*missing) + " has no relation";
-      result.nodes.push_back(std::move(outcome));
-      continue;
-    }
+    std::vector<TensorRef> missing;
     // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
     std::vector<std::optional<ClassId>> lowered(node.outputs.size());
     std::vector<bool> opaque(node.outputs.size(), false);
@@ -665,19 +667,26 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     if (kind != ir::CollectiveKind::kNone) {
       std::vector<TensorRef> ins = node.TensorInputs();
       if (!ins.empty() && node.outputs[0].type) {
+        ClassId in = input_class(local, ins[0], &missing);
         if (kind == ir::CollectiveKind::kWait) {
-          lowered[0] = local.SLeaf(ins[0]);
+          lowered[0] = in;
         } else {
-          lowered[0] = LowerCollective(local.egraph(), node, {local.SLeaf(ins[0])}, 0,
-                                       *node.outputs[0].type);
+          lowered[0] = LowerCollective(local.egraph(), node, {in}, 0, *node.outputs[0].type);
         }
       }
     } else {
       LoweredNode l = LowerNode(
           local.egraph(), local.analysis(), s_graph, id,
-          [&](TensorRef r) { return local.SLeaf(r); }, "S:" + std::to_string(id));
+          [&](TensorRef r) { return input_class(local, r, &missing); },
+          "S:" + std::to_string(id));
       lowered = l.outputs;
       opaque = l.opaque;
+    }
+    if (!missing.empty()) {
+      outcome.status = NodeStatus::kBlocked;
+      outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
+      result.nodes.push_back(std::move(outcome));
+      continue;
     }
     ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
     for (size_t i : outs) {
@@ -823,11 +832,16 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   }
 
   // Verdict: the first failing S operator (topological order) decides; then the outputs.
-  for (size_t i = 0; i < result.nodes.size(); ++i) {
-    if (result.nodes[i].status != NodeStatus::kInferred &&
-        result.nodes[i].status != NodeStatus::kBlocked) {
-      result.first_failure = i;
-      break;
+  // Only failures something reads count: an unspecified buffer a kernel overwrites (vLLM's
+  // `output` arguments) is never read, so nothing is owed for it.
+  for (size_t i = 0; i < result.nodes.size() && !result.first_failure; ++i) {
+    const NodeOutcome& n = result.nodes[i];
+    if (n.status == NodeStatus::kInferred || n.status == NodeStatus::kBlocked) continue;
+    for (size_t o = 0; o < s_graph.node(n.s_node).outputs.size(); ++o) {
+      if (used.count(TensorRef{n.s_node, static_cast<int32_t>(o)})) {
+        result.first_failure = i;
+        break;
+      }
     }
   }
   if (result.first_failure) {

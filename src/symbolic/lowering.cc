@@ -470,7 +470,9 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
   std::string key = info ? info->schema.name.ToString() : node.op.ToString();
   std::optional<Outputs> lowered;
   std::vector<ClassId> tensor_inputs;
-  for (ir::TensorRef ref : node.TensorInputs()) tensor_inputs.push_back(tensor_class(ref));
+  if (!(info && info->traits.nondeterministic_init)) {
+    for (ir::TensorRef ref : node.TensorInputs()) tensor_inputs.push_back(tensor_class(ref));
+  }
 
   if (info != nullptr) {
     auto it = Table().find(key);
@@ -510,7 +512,11 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
     }
     int64_t code = OpaqueSignatures::Get().Intern(signature + "#" + std::to_string(i), *type);
     std::vector<ClassId> children{egraph.Add(lang.Num(code))};
-    children.insert(children.end(), tensor_inputs.begin(), tensor_inputs.end());
+    // Buffers with unspecified contents (empty_like) read only their input's shape, which the
+    // signature already fixes: keep them free of their input so nothing has to relate it.
+    if (!(info && info->traits.nondeterministic_init)) {
+      children.insert(children.end(), tensor_inputs.begin(), tensor_inputs.end());
+    }
     result.outputs[i] = egraph.Add(ENode{lang.opaque, 0, std::move(children)});
     result.opaque[i] = true;
   }
