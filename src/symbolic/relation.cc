@@ -167,8 +167,9 @@ TypeResult Infer(const RelExpr& expr, const ir::Program& program, std::string* w
                 inferred = static_cast<int>(i);
               } else if (r.shape[i] < 0) {
                 return Fail(why, "bad reshape target " + IntList(r.shape) + " in " + expr.ToString());
-              } else {
-                known *= r.shape[i];
+              } else if (__builtin_mul_overflow(known, r.shape[i], &known)) {
+                return Fail(why, "reshape target " + IntList(r.shape) + " is too large in " +
+                                     expr.ToString());
               }
             }
             ir::Shape shape(r.shape.begin(), r.shape.end());
@@ -307,6 +308,14 @@ class Parser {
   }
 
   RelExpr ParseExpr() {
+    // Bounded nesting keeps hostile input from exhausting the stack.
+    if (++depth_ > 500) Error("expression nested too deeply");
+    RelExpr e = ParseNode();
+    --depth_;
+    return e;
+  }
+
+  RelExpr ParseNode() {
     std::string name = Identifier();
     if (Accept('@')) {
       int64_t rank = Int();
@@ -372,6 +381,7 @@ class Parser {
   const std::string& file_;
   int line_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

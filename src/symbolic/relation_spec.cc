@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -293,6 +294,16 @@ class SpecParser {
     return Next().text;
   }
 
+  // Bounded nesting keeps hostile input from exhausting the stack.
+  struct NestingGuard {
+    int* depth;
+    ~NestingGuard() { --*depth; }
+  };
+  NestingGuard Nest(const Token& at) {
+    if (++nesting_ > kMaxNesting) Error(at, "expression nested too deeply");
+    return NestingGuard{&nesting_};
+  }
+
   Statement ParseStatement() {
     Statement st;
     const Token& head = Peek();
@@ -411,6 +422,7 @@ class SpecParser {
     return e;
   }
   ExprPtr ParseNot() {
+    NestingGuard guard = Nest(Peek());
     if (IsWord("not")) {
       auto e = std::make_shared<SpecExpr>();
       e->kind = SpecExpr::kUnary;
@@ -450,6 +462,7 @@ class SpecParser {
     return e;
   }
   ExprPtr ParseUnary() {
+    NestingGuard guard = Nest(Peek());
     if (IsPunct("-")) {
       auto e = std::make_shared<SpecExpr>();
       e->kind = SpecExpr::kUnary;
@@ -470,6 +483,7 @@ class SpecParser {
 
   ExprPtr ParsePrimary() {
     const Token& t = Peek();
+    NestingGuard guard = Nest(t);
     auto e = std::make_shared<SpecExpr>();
     e->line = t.line;
     if (t.kind == Token::kInt || t.kind == Token::kReal) {
@@ -562,6 +576,8 @@ class SpecParser {
   size_t pos_ = 0;
   int depth_ = 0;
   int last_line_ = 0;
+  int nesting_ = 0;
+  static constexpr int kMaxNesting = 200;
 };
 
 // ---- evaluation --------------------------------------------------------------------------------
@@ -1165,6 +1181,7 @@ class Evaluator {
       case SpecExpr::kName: return Lookup(e);
       case SpecExpr::kUnary: {
         int64_t v = Int(*e.args[0], e.name == "-" ? "the operand of '-'" : "the operand of 'not'");
+        if (e.name == "-" && v == INT64_MIN) Error(e.line, "integer overflow in '-'");
         return Val::Int(e.name == "-" ? -v : !v);
       }
       case SpecExpr::kBinary: {
@@ -1173,11 +1190,17 @@ class Evaluator {
         if (e.name == "or" && a) return Val::Int(1);
         int64_t b = Int(*e.args[1], ("the right side of '" + e.name + "'").c_str());
         const std::string& op = e.name;
-        if (op == "+") return Val::Int(a + b);
-        if (op == "-") return Val::Int(a - b);
-        if (op == "*") return Val::Int(a * b);
+        int64_t out = 0;
+        if (op == "+" || op == "-" || op == "*") {
+          bool overflow = op == "+"   ? __builtin_add_overflow(a, b, &out)
+                          : op == "-" ? __builtin_sub_overflow(a, b, &out)
+                                      : __builtin_mul_overflow(a, b, &out);
+          if (overflow) Error(e.line, "integer overflow in '" + op + "'");
+          return Val::Int(out);
+        }
         if (op == "/" || op == "%") {
           if (b == 0) Error(e.line, "division by zero");
+          if (b == -1 && a == INT64_MIN) Error(e.line, "integer overflow in '" + op + "'");
           int64_t q = FloorDiv(a, b);
           return Val::Int(op == "/" ? q : a - q * b);
         }

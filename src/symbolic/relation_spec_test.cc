@@ -414,6 +414,12 @@ TEST(RelationSpecTest, ErrorsNameLineAndProblem) {
   EXPECT_TRUE(has(e, "1: column 7: '#' must be followed by a position")) << e;
   e = ErrorOf("input #0 = replicate extra\n", s, d);
   EXPECT_TRUE(has(e, "1: unexpected 'extra' at the end of the statement")) << e;
+  e = ErrorOf("let x = 9223372036854775807 + 1\n", s, d);
+  EXPECT_TRUE(has(e, "1: integer overflow in '+'")) << e;
+  e = ErrorOf("let x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n", s, d);
+  EXPECT_TRUE(has(e, "1: expression nested too deeply")) << e;
+  e = ErrorOf("let x = " + std::string(5000, '-') + "1\n", s, d);
+  EXPECT_TRUE(has(e, "1: expression nested too deeply")) << e;
   e = ErrorOf("output #0 cycle [replicate]\n", s, d);
   EXPECT_TRUE(has(e, "1: 'cycle' is only allowed for inputs")) << e;
 }

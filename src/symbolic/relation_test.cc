@@ -148,6 +148,15 @@ TEST(RelExprTest, ParseErrorsAreInputErrors) {
   }
 }
 
+TEST(RelExprTest, DeepNestingIsAnInputErrorNotACrash) {
+  ir::Program p = TwoRanks();
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "sum(";
+  text += "bias@0";
+  for (int i = 0; i < 5000; ++i) text += ")";
+  EXPECT_THROW(ParseRelExpr(text, p), InputError);
+}
+
 TEST(RelExprTest, RelationPrintsWithSName) {
   ir::Program p = TwoRanks();
   ir::Graph s = InputGraph(0, {{"primals_1", "f32[8, 6]"}});
