@@ -364,6 +364,24 @@ Outputs SiluAndMul(const LowerContext& l) {
   return {std::nullopt, l.Op("mul", {l.Op("silu", {gate}), up})};
 }
 
+Outputs RotaryEmbedding(const LowerContext& l) {
+  ClassId positions = l.T("positions");
+  ClassId cache = l.T("cos_sin_cache");
+  ClassId head_size = l.N(l.I("head_size"));
+  ClassId neox = l.N(l.I("is_neox"));
+  auto rope = [&](const char* arg) -> std::optional<ClassId> {
+    if (l.IsNone(arg)) return std::nullopt;
+    if (l.InType(arg).shape.size() != 2) throw NotCovered{};  // [tokens, heads * head_size]
+    return l.Op("rope", {l.T(arg), positions, cache, head_size, neox});
+  };
+  return {std::nullopt, rope("query"), rope("key")};
+}
+
+Outputs UnifiedAttention(const LowerContext& l) {
+  if (!l.IsNone("output_scale")) throw NotCovered{};
+  return {std::nullopt, l.Op("attention", {l.T("query"), l.T("key"), l.T("value")})};
+}
+
 constexpr char kNeg[] = "neg";
 constexpr char kExp[] = "exp";
 constexpr char kLog[] = "log";
@@ -438,6 +456,8 @@ const std::map<std::string, LowerFn>& Table() {
       {"_C::rms_norm.default", RmsNorm},
       {"_C::fused_add_rms_norm.default", FusedAddRmsNorm},
       {"_C::silu_and_mul.default", SiluAndMul},
+      {"_C::rotary_embedding.default", RotaryEmbedding},
+      {"vllm::unified_attention_with_output.default", UnifiedAttention},
   };
   return table;
 }

@@ -59,6 +59,11 @@ const std::vector<TensorOpInfo> kOps = {
     // documented assumption that S's random stream follows the layout of its input across ranks.
     {"dropout_mask", 2, false, TensorRule::kCompare},     // (dropout_mask x (flt p)) -> bool
     {"opaque", kVariadic, false, TensorRule::kOpaque},    // (opaque (num code) inputs...)
+    // vLLM kernels: rotary embedding of x [tokens, heads*head_size] at `positions` from
+    // `cache` [max_pos, rot_dim] = [cos | sin] (neox: rotate halves, else interleaved pairs), and
+    // causal attention of q [T, Hq, d] over k, v [T, Hkv, d] (Hq a multiple of Hkv: GQA).
+    {"rope", 5, false, TensorRule::kUnary},               // (rope x positions cache hs neox)
+    {"attention", 3, false, TensorRule::kUnary},          // (attention q k v)
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
