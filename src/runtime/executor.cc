@@ -1,0 +1,448 @@
+#include "runtime/executor.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "ir/op_registry.h"
+#include "runtime/collectives.h"
+#include "runtime/op_kernels.h"
+#include "util/diagnostic.h"
+
+namespace gg::runtime {
+
+at::Tensor ZerosOf(const ir::TensorType& type) {
+  std::vector<int64_t> sizes;
+  for (const ir::Dim& d : type.shape) {
+    if (!d.is_static()) {
+      throw std::invalid_argument("cannot make a tensor of symbolic type " + type.ToString());
+    }
+    sizes.push_back(d.value());
+  }
+  return at::zeros(sizes, at::TensorOptions().dtype(ToAten(type.dtype)));
+}
+
+namespace {
+
+std::string TypeOf(const at::Tensor& t) {
+  std::string s = std::string(ir::ShortName(FromAten(t.scalar_type()))) + "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+// Empty when `t` fits `type` (symbolic dims match any size), else what differs.
+std::string Mismatch(const at::Tensor& t, const ir::TensorType& type) {
+  bool fits = t.defined() && t.scalar_type() == ToAten(type.dtype) &&
+              t.dim() == static_cast<int64_t>(type.shape.size());
+  for (size_t i = 0; fits && i < type.shape.size(); ++i) {
+    if (type.shape[i].is_static() && type.shape[i].value() != t.size(static_cast<int64_t>(i))) {
+      fits = false;
+    }
+  }
+  if (fits) return "";
+  return "expected " + type.ToString() + ", got " + (t.defined() ? TypeOf(t) : "None");
+}
+
+// One rank's progress through its graph.
+class RankRun {
+ public:
+  RankRun(const ir::Graph& graph, int32_t rank, const GraphInputs& inputs,
+          const ExecutionOptions& options, const std::set<ir::TensorRef>& keep)
+      : graph_(graph), rank_(rank), options_(options), keep_(keep),
+        generator_(at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(rank))),
+        values_(graph.nodes.size()), frees_after_(graph.nodes.size()) {
+    ComputeLastUses();
+    BindInputs(inputs);
+    result_.random_mode = options.dropout_off
+                              ? std::string("dropout off")
+                              : "dropout seeded with " +
+                                    std::to_string(options.seed + static_cast<uint64_t>(rank));
+  }
+
+  bool done() const { return next_ >= graph_.nodes.size(); }
+  int32_t rank() const { return rank_; }
+  const ir::Graph& graph() const { return graph_; }
+  // The collective node this rank waits in, if it waits.
+  std::optional<ir::NodeId> blocked() const { return blocked_; }
+
+  // Runs nodes until the graph ends or a collective (other than wait_tensor) is reached.
+  void RunUntilCollective() {
+    while (!done() && !blocked_) {
+      const ir::Node& node = graph_.nodes[next_];
+      if (node.kind != ir::NodeKind::kOperator) {
+        Advance();
+        continue;
+      }
+      const ir::OpInfo& info = Info(node);
+      if (info.traits.collective != ir::CollectiveKind::kNone &&
+          info.traits.collective != ir::CollectiveKind::kWait) {
+        blocked_ = static_cast<ir::NodeId>(next_);
+        return;
+      }
+      RunOperator(node, info);
+      Advance();
+    }
+  }
+
+  // The tensor a collective node sends (its first tensor argument).
+  at::Tensor CollectiveInput(const ir::Node& node, const ir::BoundArgs& args) {
+    for (const ir::ArgSchema& a : args.schema().args) {
+      if (a.type.rfind("Tensor", 0) == 0 && args[a.name].is_tensor()) {
+        return Value(args[a.name].as_tensor(), node);
+      }
+    }
+    Fail(node, "collective without a tensor argument");
+  }
+
+  // Completes the collective this rank waits in with its output.
+  void FinishCollective(at::Tensor output) {
+    const ir::Node& node = graph_.nodes[next_];
+    Store(node, {std::move(output)});
+    blocked_.reset();
+    Advance();
+  }
+
+  const ir::OpInfo& Info(const ir::Node& node) const {
+    const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+    if (info == nullptr) Fail(node, "unknown operator " + node.op.ToString());
+    return *info;
+  }
+
+  [[noreturn]] void Fail(const ir::Node& node, const std::string& problem) const {
+    throw InputError(graph_.file, node.def_line,
+                     (graph_.rank != 0 || rank_ != 0 ? "rank " + std::to_string(rank_) + ": "
+                                                     : std::string()) +
+                         "node '" + node.name + "': " + problem);
+  }
+
+  ExecutionResult TakeResult() {
+    for (const ir::Value& v : graph_.outputs) {
+      result_.outputs.push_back(v.is_tensor() ? values_.at(v.as_tensor().node)
+                                                    .at(v.as_tensor().output)
+                                              : at::Tensor());
+    }
+    return std::move(result_);
+  }
+
+ private:
+  void ComputeLastUses() {
+    std::set<ir::TensorRef> pinned = keep_;
+    for (const ir::Value& v : graph_.outputs) {
+      std::vector<ir::TensorRef> refs;
+      v.CollectTensors(&refs);
+      pinned.insert(refs.begin(), refs.end());
+    }
+    std::map<ir::TensorRef, size_t> last_use;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const ir::Node& node = graph_.nodes[i];
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        last_use[{static_cast<ir::NodeId>(i), static_cast<int32_t>(o)}] = i;
+      }
+      for (const ir::TensorRef& ref : node.TensorInputs()) last_use[ref] = i;
+    }
+    for (const auto& [ref, i] : last_use) {
+      if (pinned.count(ref) == 0) frees_after_[i].push_back(ref);
+    }
+  }
+
+  void BindInputs(const GraphInputs& inputs) {
+    if (inputs.inputs.size() != graph_.inputs.size()) {
+      throw InputError(graph_.file, 0,
+                       "rank " + std::to_string(rank_) + ": the graph has " +
+                           std::to_string(graph_.inputs.size()) + " inputs but " +
+                           std::to_string(inputs.inputs.size()) + " values were given");
+    }
+    for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+      const ir::Node& node = graph_.node(graph_.inputs[i]);
+      const at::Tensor& value = inputs.inputs[i];
+      if (node.outputs.empty() || !node.outputs[0].type) Fail(node, "input without a type");
+      if (std::string why = Mismatch(value, *node.outputs[0].type); !why.empty()) {
+        Fail(node, "input value does not fit: " + why);
+      }
+      values_[graph_.inputs[i]] = {value};
+    }
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const ir::Node& node = graph_.nodes[i];
+      if (node.kind != ir::NodeKind::kConstant) continue;
+      if (node.outputs.empty() || !node.outputs[0].type) Fail(node, "constant without a type");
+      at::Tensor value;
+      if (auto it = inputs.constants.find(node.name); it != inputs.constants.end()) {
+        value = it->second;
+        if (std::string why = Mismatch(value, *node.outputs[0].type); !why.empty()) {
+          Fail(node, "constant value does not fit: " + why);
+        }
+      } else {
+        try {
+          value = ZerosOf(*node.outputs[0].type);
+        } catch (const std::exception& e) {
+          Fail(node, e.what());
+        }
+      }
+      values_[i] = {value};
+    }
+  }
+
+  at::Tensor Value(ir::TensorRef ref, const ir::Node& user) const {
+    if (ref.node < 0 || static_cast<size_t>(ref.node) >= values_.size() ||
+        static_cast<size_t>(ref.output) >= values_[ref.node].size() ||
+        !values_[ref.node][ref.output].defined()) {
+      Fail(user, "uses a value that is not available (" + graph_.ValueName(ref) + ")");
+    }
+    return values_[ref.node][ref.output];
+  }
+
+  void RunOperator(const ir::Node& node, const ir::OpInfo& info) {
+    std::vector<at::Tensor> outputs;
+    try {
+      ir::BoundArgs args(info.schema, node);
+      if (info.traits.collective == ir::CollectiveKind::kWait) {
+        // wait_tensor: the value itself, the communication having completed.
+        Store(node, {CollectiveInput(node, args)});
+        return;
+      }
+      const Kernel* kernel = FindKernel(node.op);
+      if (kernel == nullptr) Fail(node, "no kernel for " + node.op.ToString());
+      // Functionalized: the op writes into clones of its mutated arguments, which become the
+      // node's outputs after the op's own return (a None slot for a void op).
+      std::map<std::string, at::Tensor> clones;
+      std::vector<std::string> mutated;
+      if (node.functionalized) {
+        for (const ir::ArgSchema& a : info.schema.args) {
+          if (!a.mutated) continue;
+          mutated.push_back(a.name);
+          if (args.has(a.name) && args[a.name].is_tensor()) {
+            clones[a.name] = Value(args[a.name].as_tensor(), node).clone();
+          }
+        }
+      }
+      RandomMode random{options_.dropout_off, &generator_};
+      KernelCall call(
+          node, args, [&](ir::TensorRef ref) { return Value(ref, node); }, clones, random);
+      outputs = (*kernel)(call);
+      if (node.functionalized) {
+        if (info.schema.returns.empty()) outputs.push_back(at::Tensor());
+        for (const std::string& name : mutated) {
+          auto it = clones.find(name);
+          outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
+        }
+      }
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      Fail(node, node.op.ToString() + " failed: " + e.what());
+    }
+    Store(node, std::move(outputs));
+  }
+
+  // Checks a node's results against its annotated types and records them.
+  void Store(const ir::Node& node, std::vector<at::Tensor> outputs) {
+    if (outputs.size() < node.outputs.size()) {
+      Fail(node, "computed " + std::to_string(outputs.size()) + " outputs, the graph names " +
+                     std::to_string(node.outputs.size()));
+    }
+    outputs.resize(node.outputs.size());
+    ir::NodeId id = static_cast<ir::NodeId>(next_);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const std::optional<ir::TensorType>& type = node.outputs[o].type;
+      if (type && !outputs[o].defined()) {
+        Fail(node, "output " + std::to_string(o) + " is None but annotated " + type->ToString());
+      }
+      if (type) {
+        if (std::string why = Mismatch(outputs[o], *type); !why.empty()) {
+          Fail(node, "output " + std::to_string(o) + " " + why);
+        }
+      }
+      ir::TensorRef ref{id, static_cast<int32_t>(o)};
+      if (keep_.count(ref) != 0) result_.kept[ref] = outputs[o];
+    }
+    values_[next_] = std::move(outputs);
+  }
+
+  // Frees what the current node used for the last time and moves on.
+  void Advance() {
+    for (const ir::TensorRef& ref : frees_after_[next_]) {
+      if (static_cast<size_t>(ref.output) < values_[ref.node].size()) {
+        values_[ref.node][ref.output] = at::Tensor();
+      }
+    }
+    ++next_;
+  }
+
+  const ir::Graph& graph_;
+  int32_t rank_;
+  ExecutionOptions options_;
+  std::set<ir::TensorRef> keep_;
+  at::Generator generator_;
+  std::vector<std::vector<at::Tensor>> values_;        // by node, by output
+  std::vector<std::vector<ir::TensorRef>> frees_after_;  // by node: values last used there
+  size_t next_ = 0;
+  std::optional<ir::NodeId> blocked_;
+  ExecutionResult result_;
+};
+
+struct PendingCollective {
+  const ir::OpInfo* info;
+  std::string group;
+};
+
+PendingCollective Describe(const RankRun& run) {
+  const ir::Node& node = run.graph().node(*run.blocked());
+  const ir::OpInfo& info = run.Info(node);
+  try {
+    ir::BoundArgs args(info.schema, node);
+    std::string group;
+    if (!info.traits.group_arg.empty() && args.has(info.traits.group_arg) &&
+        args[info.traits.group_arg].is_string()) {
+      group = args[info.traits.group_arg].as_string();
+    }
+    return {&info, group};
+  } catch (const std::exception& e) {
+    run.Fail(node, e.what());
+  }
+}
+
+std::vector<int32_t> Members(const ir::Program& program, const std::string& group) {
+  if (auto it = program.groups.find(group); it != program.groups.end()) return it->second;
+  std::vector<int32_t> all;
+  for (int32_t r = 0; r < program.world_size(); ++r) all.push_back(r);
+  return all;
+}
+
+// Computes the collective that every member of a group waits in.
+void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members) {
+  RankRun& first = runs[members[0]];
+  const ir::Node& node0 = first.graph().node(*first.blocked());
+  const ir::OpInfo& info = first.Info(node0);
+  CollectiveCall call;
+  call.kind = info.traits.collective;
+  for (int32_t r : members) {
+    RankRun& run = runs[r];
+    const ir::Node& node = run.graph().node(*run.blocked());
+    if (!(node.op == node0.op)) {
+      run.Fail(node, "collective " + node.op.ToString() + " meets " + node0.op.ToString() +
+                         " on rank " + std::to_string(members[0]));
+    }
+    try {
+      ir::BoundArgs args(info.schema, node);
+      call.inputs.push_back(run.CollectiveInput(node, args));
+      std::string reduce_op = "sum";
+      if (!info.traits.reduce_op_arg.empty()) {
+        reduce_op = args[info.traits.reduce_op_arg].as_string();
+      }
+      if (r == members[0]) call.reduce_op = reduce_op;
+      if (reduce_op != call.reduce_op) {
+        run.Fail(node, "reduce op '" + reduce_op + "' meets '" + call.reduce_op + "'");
+      }
+      if (args.has("group_size") && args["group_size"].is_int() &&
+          args["group_size"].as_int() != static_cast<int64_t>(members.size())) {
+        run.Fail(node, "group_size " + std::to_string(args["group_size"].as_int()) +
+                           " but the group has " + std::to_string(members.size()) + " ranks");
+      }
+      if (call.kind == ir::CollectiveKind::kBroadcast && r == members[0]) {
+        int64_t src = args["src"].as_int();
+        call.source = -1;
+        for (size_t i = 0; i < members.size(); ++i) {
+          if (members[i] == src) call.source = static_cast<int64_t>(i);
+        }
+        if (call.source < 0) run.Fail(node, "broadcast source rank is not in the group");
+      }
+      if (call.kind == ir::CollectiveKind::kAllToAll) {
+        for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
+          if (!args.has(splits) || !args[splits].is_int_list()) continue;
+          std::vector<int64_t> sizes = args[splits].as_int_list();
+          for (int64_t s : sizes) {
+            if (s != sizes[0]) run.Fail(node, "all_to_all_single with unequal splits");
+          }
+        }
+      }
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      run.Fail(node, e.what());
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  try {
+    outputs = RunCollective(call);
+  } catch (const std::exception& e) {
+    first.Fail(node0, e.what());
+  }
+  for (size_t i = 0; i < members.size(); ++i) runs[members[i]].FinishCollective(outputs[i]);
+}
+
+std::vector<ExecutionResult> Run(const ir::Program& program,
+                                 const std::vector<GraphInputs>& inputs,
+                                 const ExecutionOptions& options,
+                                 const std::vector<std::set<ir::TensorRef>>& keep) {
+  int32_t world = program.world_size();
+  if (static_cast<int32_t>(inputs.size()) != world) {
+    throw InputError("", 0, "the program has " + std::to_string(world) + " ranks but inputs for " +
+                                std::to_string(inputs.size()) + " were given");
+  }
+  std::vector<RankRun> runs;
+  runs.reserve(world);
+  static const std::set<ir::TensorRef> kNothing;
+  for (int32_t r = 0; r < world; ++r) {
+    runs.emplace_back(program.rank(r), r, inputs[r], options,
+                      r < static_cast<int32_t>(keep.size()) ? keep[r] : kNothing);
+  }
+  while (true) {
+    for (RankRun& run : runs) run.RunUntilCollective();
+    bool all_done = true;
+    bool progress = false;
+    for (int32_t r = 0; r < world; ++r) {
+      if (!runs[r].blocked()) continue;
+      all_done = false;
+      PendingCollective pending = Describe(runs[r]);
+      std::vector<int32_t> members = Members(program, pending.group);
+      bool ready = true;
+      for (int32_t m : members) {
+        if (m < 0 || m >= world) {
+          runs[r].Fail(runs[r].graph().node(*runs[r].blocked()),
+                       "group '" + pending.group + "' names rank " + std::to_string(m) +
+                           " outside the world");
+        }
+        ready = ready && runs[m].blocked() && Describe(runs[m]).group == pending.group;
+      }
+      if (ready) {
+        Complete(runs, members);
+        progress = true;
+      }
+    }
+    if (all_done) break;
+    if (!progress) {
+      for (RankRun& run : runs) {
+        if (!run.blocked()) continue;
+        PendingCollective pending = Describe(run);
+        run.Fail(run.graph().node(*run.blocked()),
+                 "waits in a collective on group '" + pending.group +
+                     "' that the other members never reach (they finished or wait elsewhere)");
+      }
+    }
+  }
+  std::vector<ExecutionResult> results;
+  for (RankRun& run : runs) results.push_back(run.TakeResult());
+  return results;
+}
+
+}  // namespace
+
+ExecutionResult Execute(const ir::Graph& graph, const GraphInputs& inputs,
+                        const ExecutionOptions& options, const std::set<ir::TensorRef>& keep) {
+  ir::Program program;
+  program.ranks.push_back(graph);
+  program.ranks[0].rank = 0;
+  return Run(program, {inputs}, options, {keep}).at(0);
+}
+
+std::vector<ExecutionResult> ExecuteProgram(const ir::Program& program,
+                                            const std::vector<GraphInputs>& inputs,
+                                            const ExecutionOptions& options,
+                                            const std::vector<std::set<ir::TensorRef>>& keep) {
+  return Run(program, inputs, options, keep);
+}
+
+}  // namespace gg::runtime

@@ -1,0 +1,59 @@
+// Executor: runs a graph (the sequential model S) or every rank of a program (D) on given inputs
+// with ATen on the CPU, so that relations between their tensors can be checked numerically.
+//
+// The ranks of a program run in one process, interleaved: each rank runs until it reaches a
+// collective, and a collective is computed once every member of its group has reached it. Every
+// tensor is freed after its last use; graph outputs and the values the caller asks for are kept.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace gg::runtime {
+
+struct ExecutionOptions {
+  // native_dropout: with dropout_off it is the identity with an all-true mask; otherwise it draws
+  // from a CPU generator seeded with `seed + rank` (each rank its own stream).
+  bool dropout_off = false;
+  uint64_t seed = 0;
+};
+
+// The values a graph starts from.
+struct GraphInputs {
+  std::vector<at::Tensor> inputs;                // one per graph input, in signature order
+  std::map<std::string, at::Tensor> constants;   // graph constants by node name; missing ones are
+                                                 // zeros of their annotated type
+};
+
+struct ExecutionResult {
+  std::vector<at::Tensor> outputs;               // the graph's returned values (undefined: None)
+  std::map<ir::TensorRef, at::Tensor> kept;      // the values asked for with `keep`
+  std::string random_mode;                       // "dropout off" or "dropout seeded with N"
+};
+
+// Runs one graph. Collectives act on a group of one rank. Throws gg::InputError (graph file and
+// node line) when an input does not match its annotation, a kernel rejects its arguments, or a
+// computed value contradicts the node's annotated type.
+ExecutionResult Execute(const ir::Graph& graph, const GraphInputs& inputs,
+                        const ExecutionOptions& options = {},
+                        const std::set<ir::TensorRef>& keep = {});
+
+// Runs every rank of a program; inputs and keep are indexed by rank (keep may be empty). Groups
+// the program does not list are taken to be the whole world. Throws gg::InputError also when the
+// ranks' collective calls do not match (deadlock, different kinds or shapes).
+std::vector<ExecutionResult> ExecuteProgram(const ir::Program& program,
+                                            const std::vector<GraphInputs>& inputs,
+                                            const ExecutionOptions& options = {},
+                                            const std::vector<std::set<ir::TensorRef>>& keep = {});
+
+// Zeros of a static tensor type; throws std::invalid_argument for a symbolic shape.
+at::Tensor ZerosOf(const ir::TensorType& type);
+
+}  // namespace gg::runtime

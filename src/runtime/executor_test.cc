@@ -1,0 +1,210 @@
+#include "runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "frontend/loader.h"
+#include "runtime/op_kernels.h"
+#include "util/diagnostic.h"
+
+namespace gg::runtime {
+namespace {
+
+using ir::Value;
+
+ir::TensorType F32(std::vector<int64_t> dims) {
+  ir::TensorType t{ir::DType::kFloat32, {}};
+  for (int64_t d : dims) t.shape.push_back(d);
+  return t;
+}
+
+// Builds small graphs node by node.
+struct Builder {
+  ir::Graph g;
+  Value Input(const std::string& name, ir::TensorType type) {
+    ir::Node n;
+    n.kind = ir::NodeKind::kInput;
+    n.name = name;
+    n.outputs.push_back({name, type});
+    ir::NodeId id = g.AddNode(n);  // AddNode lists inputs
+    return ir::TensorRef{id, 0};
+  }
+  Value Op(const std::string& name, const std::string& op, std::vector<Value> args,
+           ir::TensorType type, int line = 0) {
+    ir::Node n;
+    n.name = name;
+    n.op = *ir::OpName::Parse(op);
+    n.args = std::move(args);
+    n.outputs.push_back({name, type});
+    n.def_line = line;
+    return ir::TensorRef{g.AddNode(n), 0};
+  }
+};
+
+// Each rank: y = wait(all_reduce(x, op)); g = wait(all_gather(y)); s = wait(reduce_scatter(g)).
+ir::Program CollectiveProgram(int world, const std::string& reduce_op) {
+  ir::Program p;
+  for (int r = 0; r < world; ++r) {
+    Builder b;
+    b.g.rank = r;
+    b.g.file = "rank" + std::to_string(r) + ".py";
+    Value x = b.Input("x", F32({2, 2}));
+    Value ar = b.Op("ar", "_c10d_functional::all_reduce.default", {x, reduce_op, "g"},
+                    F32({2, 2}));
+    Value y = b.Op("y", "_c10d_functional::wait_tensor.default", {ar}, F32({2, 2}));
+    Value ag = b.Op("ag", "_c10d_functional::all_gather_into_tensor.default",
+                    {x, int64_t(world), "g"}, F32({2 * world, 2}));
+    Value g = b.Op("g", "_c10d_functional::wait_tensor.default", {ag}, F32({2 * world, 2}));
+    Value rs = b.Op("rs", "_c10d_functional::reduce_scatter_tensor.default",
+                    {g, "sum", int64_t(world), "g"}, F32({2, 2}), 7);
+    Value s = b.Op("s", "_c10d_functional::wait_tensor.default", {rs}, F32({2, 2}));
+    b.g.outputs = {y, g, s};
+    p.ranks.push_back(b.g);
+  }
+  for (int r = 0; r < world; ++r) p.groups["g"].push_back(r);
+  return p;
+}
+
+TEST(ExecuteProgram, CollectivesOverTwoAndFourRanks) {
+  for (int world : {2, 4}) {
+    for (std::string op : {"sum", "max"}) {
+      SCOPED_TRACE(std::to_string(world) + " ranks, " + op);
+      ir::Program p = CollectiveProgram(world, op);
+      std::vector<GraphInputs> inputs;
+      std::vector<at::Tensor> xs;
+      for (int r = 0; r < world; ++r) {
+        xs.push_back(at::randn({2, 2}));
+        inputs.push_back({{xs.back()}, {}});
+      }
+      std::vector<ExecutionResult> out = ExecuteProgram(p, inputs);
+      ASSERT_EQ(out.size(), size_t(world));
+      at::Tensor stacked = at::stack(xs);
+      at::Tensor reduced = op == "sum" ? stacked.sum(0) : std::get<0>(stacked.max(0));
+      at::Tensor gathered = at::cat(xs, 0);
+      for (int r = 0; r < world; ++r) {
+        EXPECT_TRUE(at::allclose(out[r].outputs[0], reduced));
+        EXPECT_TRUE(at::equal(out[r].outputs[1], gathered));
+        // Every rank gathered the same thing, so the scatter is world * its own chunk.
+        EXPECT_TRUE(at::allclose(out[r].outputs[2], gathered.chunk(world, 0)[r] * world));
+      }
+    }
+  }
+}
+
+TEST(ExecuteProgram, MismatchedCollectivesAreInputErrors) {
+  ir::Program p = CollectiveProgram(2, "sum");
+  // Rank 1 stops before its reduce_scatter: rank 0 waits forever.
+  p.ranks[1].nodes.resize(4);
+  p.ranks[1].outputs = {ir::TensorRef{2, 0}};
+  p.ranks[1].Reindex();
+  std::vector<GraphInputs> inputs = {{{at::ones({2, 2})}, {}}, {{at::ones({2, 2})}, {}}};
+  try {
+    ExecuteProgram(p, inputs);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "rank0.py");
+    EXPECT_EQ(e.line(), 7);
+  }
+}
+
+TEST(Execute, WrongInputTypeIsAnInputError) {
+  Builder b;
+  b.g.file = "s.py";
+  Value x = b.Input("x", F32({2, 2}));
+  b.g.outputs = {b.Op("n", "aten::neg.default", {x}, F32({2, 2}))};
+  EXPECT_THROW(Execute(b.g, {{at::ones({3})}, {}}), InputError);
+  EXPECT_THROW(Execute(b.g, {{at::ones({2, 2}, at::kLong)}, {}}), InputError);
+  EXPECT_THROW(Execute(b.g, {{}, {}}), InputError);
+  ExecutionResult ok = Execute(b.g, {{at::ones({2, 2})}, {}});
+  EXPECT_TRUE(at::equal(ok.outputs[0], -at::ones({2, 2})));
+}
+
+TEST(Execute, KeepsRequestedValuesAndFreesTheRest) {
+  Builder b;
+  Value x = b.Input("x", F32({3}));
+  Value e = b.Op("e", "aten::exp.default", {x}, F32({3}));
+  Value n = b.Op("n", "aten::neg.default", {e}, F32({3}));
+  b.g.outputs = {n};
+  at::Tensor in = at::randn({3});
+  ExecutionResult r = Execute(b.g, {{in}, {}}, {}, {e.as_tensor()});
+  ASSERT_EQ(r.kept.count(e.as_tensor()), 1u);
+  EXPECT_TRUE(at::allclose(r.kept.at(e.as_tensor()), at::exp(in)));
+  EXPECT_TRUE(at::allclose(r.outputs[0], -at::exp(in)));
+  EXPECT_EQ(r.random_mode, "dropout seeded with 0");
+}
+
+// ---- the Qwen2 corpus graphs ----
+
+std::string Corpus(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
+
+// Random inputs of a graph's annotated types; token ids and positions inside [0, bound).
+std::vector<at::Tensor> QwenInputs(const ir::Graph& g, int64_t vocab, int64_t positions) {
+  std::vector<at::Tensor> in;
+  for (ir::NodeId id : g.inputs) {
+    const ir::TensorType& t = g.node(id).type();
+    std::vector<int64_t> dims;
+    for (const ir::Dim& d : t.shape) dims.push_back(d.value());
+    if (t.dtype == ir::DType::kInt64) {
+      in.push_back(at::randint(g.node(id).name == "arg0_1" ? vocab : positions, dims, at::kLong));
+    } else {
+      in.push_back((at::randn(dims) * 0.05).to(ToAten(t.dtype)));
+    }
+  }
+  return in;
+}
+
+bool FullSize() { return std::getenv("GG_RUNTIME_FULL") != nullptr; }
+
+TEST(QwenCorpus, Tp2RanksAgreeAndMatchTheSequentialModel) {
+  if (!FullSize()) {
+    GTEST_SKIP() << "Qwen2 at 32768 tokens runs causal attention over 32768 tokens (O(n^2)) on "
+                    "2 shared cores: set GG_RUNTIME_FULL=1 to run it";
+  }
+  std::string s_path = Corpus("qwen2/paral1_layer1/fw.g0.r0.py");
+  std::string d_path = Corpus("qwen2/paral2_layer1");
+  if (!std::filesystem::exists(s_path)) GTEST_SKIP() << "corpus not found: " << s_path;
+  ir::Graph s = frontend::LoadGraph(s_path);
+  ir::Program d = frontend::LoadProgram({d_path});
+  ASSERT_EQ(d.world_size(), 2);
+  at::manual_seed(5);
+  std::vector<std::vector<at::Tensor>> rank_in;
+  for (int r = 0; r < 2; ++r) rank_in.push_back(QwenInputs(d.rank(r), 151936, 32768));
+  // Replicated data: token ids, positions, cos/sin cache, norm weights.
+  for (int i : {0, 2, 5, 6, 8, 11}) rank_in[1][i] = rank_in[0][i];
+  const auto& a = rank_in[0];
+  const auto& b = rank_in[1];
+  // S's inputs from the ranks' (README): embedding split on the vocabulary; QKV rows
+  // [q0 q1 k0 k1 v0 v1] from each rank's [q; k; v]; o_proj and down_proj split on dim 1;
+  // gate_up rows [gate0 gate1 up0 up1] from each rank's [gate; up].
+  auto qkv = [](const at::Tensor& r0, const at::Tensor& r1) {
+    std::vector<at::Tensor> p0 = r0.split_with_sizes({768, 128, 128}, 0);
+    std::vector<at::Tensor> p1 = r1.split_with_sizes({768, 128, 128}, 0);
+    return at::cat({p0[0], p1[0], p0[1], p1[1], p0[2], p1[2]}, 0);
+  };
+  std::vector<at::Tensor> s_in = {a[0], at::cat({a[1], b[1]}, 0), a[2], qkv(a[3], b[3]),
+                                  qkv(a[4], b[4]), a[5], a[6], at::cat({a[7], b[7]}, 1), a[8]};
+  std::vector<at::Tensor> g0 = a[9].chunk(2, 0), g1 = b[9].chunk(2, 0);
+  s_in.push_back(at::cat({g0[0], g1[0], g0[1], g1[1]}, 0));
+  s_in.push_back(at::cat({a[10], b[10]}, 1));
+  s_in.push_back(a[11]);
+  auto t0 = std::chrono::steady_clock::now();
+  ExecutionResult s_out = Execute(s, {s_in, {}});
+  auto t1 = std::chrono::steady_clock::now();
+  std::vector<ExecutionResult> d_out = ExecuteProgram(d, {{rank_in[0], {}}, {rank_in[1], {}}});
+  auto t2 = std::chrono::steady_clock::now();
+  std::cout << "[ timing ] Qwen2 TP1 " << std::chrono::duration<double>(t1 - t0).count()
+            << " s, TP2 (both ranks) " << std::chrono::duration<double>(t2 - t1).count()
+            << " s\n";
+  at::Tensor y0 = d_out[0].outputs[0], y1 = d_out[1].outputs[0], ys = s_out.outputs[0];
+  EXPECT_TRUE(at::equal(y0, y1));
+  double err = (y0.to(at::kFloat) - ys.to(at::kFloat)).abs().max().item<double>();
+  double scale = ys.to(at::kFloat).abs().max().item<double>();
+  std::cout << "[ compare ] max |D - S| = " << err << ", max |S| = " << scale << "\n";
+  EXPECT_LT(err, 0.05 * scale);
+}
+
+}  // namespace
+}  // namespace gg::runtime

@@ -1,0 +1,943 @@
+#include "runtime/op_kernels.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace gg::runtime {
+
+at::ScalarType ToAten(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kBool: return at::kBool;
+    case ir::DType::kUInt8: return at::kByte;
+    case ir::DType::kInt8: return at::kChar;
+    case ir::DType::kInt16: return at::kShort;
+    case ir::DType::kInt32: return at::kInt;
+    case ir::DType::kInt64: return at::kLong;
+    case ir::DType::kFloat16: return at::kHalf;
+    case ir::DType::kBFloat16: return at::kBFloat16;
+    case ir::DType::kFloat32: return at::kFloat;
+    case ir::DType::kFloat64: return at::kDouble;
+    case ir::DType::kComplex64: return at::kComplexFloat;
+    case ir::DType::kComplex128: return at::kComplexDouble;
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+ir::DType FromAten(at::ScalarType type) {
+  switch (type) {
+    case at::kBool: return ir::DType::kBool;
+    case at::kByte: return ir::DType::kUInt8;
+    case at::kChar: return ir::DType::kInt8;
+    case at::kShort: return ir::DType::kInt16;
+    case at::kInt: return ir::DType::kInt32;
+    case at::kLong: return ir::DType::kInt64;
+    case at::kHalf: return ir::DType::kFloat16;
+    case at::kBFloat16: return ir::DType::kBFloat16;
+    case at::kFloat: return ir::DType::kFloat32;
+    case at::kDouble: return ir::DType::kFloat64;
+    case at::kComplexFloat: return ir::DType::kComplex64;
+    case at::kComplexDouble: return ir::DType::kComplex128;
+    default: break;
+  }
+  throw std::invalid_argument(std::string("ATen dtype without a GraphGuard equivalent: ") +
+                              c10::toString(type));
+}
+
+// ---- KernelCall --------------------------------------------------------------------------------
+
+KernelCall::KernelCall(const ir::Node& node, const ir::BoundArgs& args, TensorLookup lookup,
+                       const std::map<std::string, at::Tensor>& overrides, RandomMode random)
+    : node_(node), args_(args), lookup_(std::move(lookup)), overrides_(overrides),
+      random_(random) {}
+
+void KernelCall::Fail(const std::string& arg, const std::string& problem) const {
+  throw std::invalid_argument("argument '" + arg + "' " + problem);
+}
+
+const ir::Value& KernelCall::Arg(const std::string& arg) const {
+  if (!args_.has(arg)) Fail(arg, "is missing");
+  return args_[arg];
+}
+
+bool KernelCall::IsNone(const std::string& arg) const {
+  return !args_.has(arg) || args_[arg].is_none();
+}
+
+bool KernelCall::IsNumber(const std::string& arg) const {
+  return args_.has(arg) && args_[arg].is_number();
+}
+
+at::Tensor KernelCall::Tensor(const std::string& arg) const {
+  if (auto it = overrides_.find(arg); it != overrides_.end()) return it->second;
+  const ir::Value& value = Arg(arg);
+  if (value.is_tensor()) return lookup_(value.as_tensor());
+  if (value.is_number()) {
+    // A Python number passed where a Tensor is expected: a "wrapped number", which takes part in
+    // type promotion like a scalar (mul.Tensor(int64 tensor, 0) stays int64).
+    at::Tensor t = c10::scalar_to_tensor(Scalar(arg));
+    t.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return t;
+  }
+  Fail(arg, "is not a tensor");
+}
+
+std::optional<at::Tensor> KernelCall::OptionalTensor(const std::string& arg) const {
+  if (overrides_.count(arg) == 0 && IsNone(arg)) return std::nullopt;
+  return Tensor(arg);
+}
+
+std::vector<at::Tensor> KernelCall::TensorList(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_list()) Fail(arg, "is not a list of tensors");
+  std::vector<at::Tensor> out;
+  for (const ir::Value& item : value.as_list()) {
+    if (!item.is_tensor()) Fail(arg, "holds a non-tensor element");
+    out.push_back(lookup_(item.as_tensor()));
+  }
+  return out;
+}
+
+c10::List<std::optional<at::Tensor>> KernelCall::OptionalTensorList(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_list()) Fail(arg, "is not a list of optional tensors");
+  c10::List<std::optional<at::Tensor>> out;
+  for (const ir::Value& item : value.as_list()) {
+    if (item.is_none()) {
+      out.push_back(std::nullopt);
+    } else if (item.is_tensor()) {
+      out.push_back(lookup_(item.as_tensor()));
+    } else {
+      Fail(arg, "holds an element that is neither a tensor nor None");
+    }
+  }
+  return out;
+}
+
+int64_t KernelCall::Int(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (value.is_int()) return value.as_int();
+  if (value.is_bool()) return value.as_bool() ? 1 : 0;
+  Fail(arg, "is not an int");
+}
+
+std::optional<int64_t> KernelCall::OptionalInt(const std::string& arg) const {
+  if (IsNone(arg)) return std::nullopt;
+  return Int(arg);
+}
+
+double KernelCall::Double(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_number()) Fail(arg, "is not a number");
+  return value.as_double();
+}
+
+bool KernelCall::Bool(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (value.is_bool()) return value.as_bool();
+  if (value.is_int()) return value.as_int() != 0;
+  Fail(arg, "is not a bool");
+}
+
+std::optional<bool> KernelCall::OptionalBool(const std::string& arg) const {
+  if (IsNone(arg)) return std::nullopt;
+  return Bool(arg);
+}
+
+std::string KernelCall::String(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_string()) Fail(arg, "is not a string");
+  return value.as_string();
+}
+
+std::vector<int64_t> KernelCall::IntList(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_int_list()) Fail(arg, "is not a list of ints");
+  return value.as_int_list();
+}
+
+at::Scalar KernelCall::Scalar(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (value.is_bool()) return at::Scalar(value.as_bool());
+  if (value.is_int()) return at::Scalar(value.as_int());
+  if (value.is_double()) return at::Scalar(value.as_double());
+  Fail(arg, "is not a number");
+}
+
+std::optional<at::ScalarType> KernelCall::DType(const std::string& arg) const {
+  if (IsNone(arg)) return std::nullopt;
+  const ir::Value& value = Arg(arg);
+  if (!value.is_dtype()) Fail(arg, "is not a dtype");
+  return ToAten(value.as_dtype());
+}
+
+// ---- kernels by family -------------------------------------------------------------------------
+
+namespace {
+
+using Table = std::map<std::string, Kernel>;
+using Out = std::vector<at::Tensor>;
+
+// Dtype of a factory op: the dtype argument, else torch's default (float32).
+at::ScalarType FactoryDType(const KernelCall& c) {
+  return c.DType("dtype").value_or(at::kFloat);
+}
+
+void AddElementwise(Table& t) {
+  t["aten::add.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::add(c.Tensor("self"), c.Tensor("other"), c.Scalar("alpha"))};
+  };
+  t["aten::sub.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::sub(c.Tensor("self"), c.Tensor("other"), c.Scalar("alpha"))};
+  };
+  t["aten::mul.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::mul(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::div.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::div(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::exp.default"] = [](const KernelCall& c) -> Out { return {at::exp(c.Tensor("self"))}; };
+  t["aten::log.default"] = [](const KernelCall& c) -> Out { return {at::log(c.Tensor("self"))}; };
+  t["aten::gelu.default"] = [](const KernelCall& c) -> Out {
+    std::string approximate = c.IsNone("approximate") ? "none" : c.String("approximate");
+    return {at::gelu(c.Tensor("self"), approximate)};
+  };
+  t["aten::ge.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::ge(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::lt.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::lt(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::bitwise_and.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::bitwise_and(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::bitwise_or.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::bitwise_or(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::bitwise_not.default"] = [](const KernelCall& c) -> Out {
+    return {at::bitwise_not(c.Tensor("self"))};
+  };
+  t["aten::masked_fill.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::masked_fill(c.Tensor("self"), c.Tensor("mask"), c.Scalar("value"))};
+  };
+  t["aten::native_dropout.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor input = c.Tensor("input");
+    double p = c.Double("p");
+    std::optional<bool> train = c.OptionalBool("train");
+    if (c.random().dropout_off || !train.value_or(true) || p == 0.0) {
+      return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+    }
+    if (c.random().generator == nullptr) {
+      throw std::invalid_argument("native_dropout needs a seeded generator (or dropout off)");
+    }
+    // As ATen's CPU native_dropout: keep with probability 1-p, scale kept values by 1/(1-p).
+    at::Tensor mask;
+    if (p >= 1.0) {
+      mask = at::zeros_like(input, input.options().dtype(at::kBool));
+      return {at::zeros_like(input), mask};
+    }
+    at::Tensor noise = at::empty_like(input).bernoulli_(1.0 - p, *c.random().generator);
+    mask = noise.to(at::kBool);
+    return {input.mul(mask).mul_(1.0 / (1.0 - p)), mask};
+  };
+}
+
+void AddLinalg(Table& t) {
+  t["aten::mm.default"] = [](const KernelCall& c) -> Out {
+    return {at::mm(c.Tensor("self"), c.Tensor("mat2"))};
+  };
+  t["aten::bmm.default"] = [](const KernelCall& c) -> Out {
+    return {at::bmm(c.Tensor("self"), c.Tensor("mat2"))};
+  };
+  t["aten::addmm.default"] = [](const KernelCall& c) -> Out {
+    return {at::addmm(c.Tensor("self"), c.Tensor("mat1"), c.Tensor("mat2"), c.Scalar("beta"),
+                      c.Scalar("alpha"))};
+  };
+  t["aten::baddbmm.default"] = [](const KernelCall& c) -> Out {
+    return {at::baddbmm(c.Tensor("self"), c.Tensor("batch1"), c.Tensor("batch2"),
+                        c.Scalar("beta"), c.Scalar("alpha"))};
+  };
+}
+
+void AddShape(Table& t) {
+  // Values, not storage, are what the executor checks, so view and reshape are interchangeable;
+  // reshape also accepts non-contiguous inputs that a captured `view` met as contiguous on GPU.
+  t["aten::view.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").reshape(c.IntList("size"))};
+  };
+  t["aten::t.default"] = [](const KernelCall& c) -> Out { return {c.Tensor("self").t()}; };
+  t["aten::transpose.int"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").transpose(c.Int("dim0"), c.Int("dim1"))};
+  };
+  t["aten::permute.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").permute(c.IntList("dims"))};
+  };
+  t["aten::unsqueeze.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").unsqueeze(c.Int("dim"))};
+  };
+  t["aten::slice.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::slice(c.Tensor("self"), c.Int("dim"), c.OptionalInt("start"),
+                      c.OptionalInt("end"), c.Int("step"))};
+  };
+  t["aten::slice_scatter.default"] = [](const KernelCall& c) -> Out {
+    return {at::slice_scatter(c.Tensor("self"), c.Tensor("src"), c.Int("dim"),
+                              c.OptionalInt("start"), c.OptionalInt("end"), c.Int("step"))};
+  };
+  t["aten::split_with_sizes.default"] = [](const KernelCall& c) -> Out {
+    return at::split_with_sizes(c.Tensor("self"), c.IntList("split_sizes"), c.Int("dim"));
+  };
+  t["aten::clone.default"] = [](const KernelCall& c) -> Out { return {c.Tensor("self").clone()}; };
+  t["aten::detach.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").detach()};
+  };
+  t["aten::lift_fresh_copy.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").clone()};
+  };
+  t["aten::_to_copy.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor self = c.Tensor("self");
+    return {self.to(c.DType("dtype").value_or(self.scalar_type()), /*non_blocking=*/false,
+                    /*copy=*/true)};
+  };
+  t["aten::copy.default"] = [](const KernelCall& c) -> Out {
+    // Functional copy_: self's shape and dtype, src's values (broadcast).
+    at::Tensor out = c.Tensor("self").clone();
+    out.copy_(c.Tensor("src"));
+    return {out};
+  };
+}
+
+void AddReduction(Table& t) {
+  t["aten::sum.default"] = [](const KernelCall& c) -> Out {
+    return {at::sum(c.Tensor("self"), c.DType("dtype"))};
+  };
+  t["aten::sum.dim_IntList"] = [](const KernelCall& c) -> Out {
+    std::optional<std::vector<int64_t>> dim;
+    if (!c.IsNone("dim")) dim = c.IntList("dim");
+    return {at::sum(c.Tensor("self"), dim.has_value() ? at::OptionalIntArrayRef(*dim)
+                                                      : at::OptionalIntArrayRef(),
+                    c.Bool("keepdim"), c.DType("dtype"))};
+  };
+  t["aten::max.dim"] = [](const KernelCall& c) -> Out {
+    auto [values, indices] = at::max(c.Tensor("self"), c.Int("dim"), c.Bool("keepdim"));
+    return {values, indices};
+  };
+  t["aten::_softmax.default"] = [](const KernelCall& c) -> Out {
+    return {at::_softmax(c.Tensor("self"), c.Int("dim"), c.Bool("half_to_float"))};
+  };
+}
+
+void AddIndexing(Table& t) {
+  t["aten::embedding.default"] = [](const KernelCall& c) -> Out {
+    return {at::embedding(c.Tensor("weight"), c.Tensor("indices"), c.Int("padding_idx"),
+                          c.Bool("scale_grad_by_freq"), c.Bool("sparse"))};
+  };
+  t["aten::index.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::index(c.Tensor("self"), c.OptionalTensorList("indices"))};
+  };
+  t["aten::index_put.default"] = [](const KernelCall& c) -> Out {
+    return {at::index_put(c.Tensor("self"), c.OptionalTensorList("indices"), c.Tensor("values"),
+                          c.Bool("accumulate"))};
+  };
+}
+
+void AddFactory(Table& t) {
+  // empty* contents are unspecified; zeros make runs deterministic.
+  t["aten::empty.memory_format"] = [](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+  };
+  t["aten::empty_like.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor self = c.Tensor("self");
+    return {at::zeros_like(self, self.options().dtype(c.DType("dtype").value_or(
+                                     self.scalar_type())))};
+  };
+  t["aten::zeros.default"] = [](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+  };
+  t["aten::arange.start"] = [](const KernelCall& c) -> Out {
+    at::TensorOptions options;
+    if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
+    return {at::arange(c.Scalar("start"), c.Scalar("end"), options)};
+  };
+}
+
+// ---- custom operators (apex, vLLM, capture markers) ----
+
+// apex's LayerNorm forward: out, and per-row mean and 1/sqrt(var+eps), flattened, computed in f32
+// (apex's accumulation type for f16/bf16/f32 inputs).
+Out FusedLayerNormAffineFwd(const KernelCall& c) {
+  at::Tensor input = c.Tensor("input");
+  std::vector<int64_t> normalized = c.IntList("normalized_shape");
+  double eps = c.Double("eps");
+  int64_t dims = static_cast<int64_t>(normalized.size());
+  std::vector<int64_t> reduce;
+  for (int64_t d = input.dim() - dims; d < input.dim(); ++d) reduce.push_back(d);
+  at::Tensor x = input.to(at::kFloat);
+  at::Tensor mean = x.mean(reduce, /*keepdim=*/true);
+  at::Tensor var = (x - mean).pow(2).mean(reduce, /*keepdim=*/true);
+  at::Tensor invvar = at::rsqrt(var + eps);
+  at::Tensor out = ((x - mean) * invvar * c.Tensor("weight").to(at::kFloat) +
+                    c.Tensor("bias").to(at::kFloat))
+                       .to(input.scalar_type());
+  return {out, mean.flatten(), invvar.flatten()};
+}
+
+// vLLM rms_norm: variance in f32; the normalized value is rounded to the input dtype before the
+// weight multiplies it (as vLLM's kernel does).
+at::Tensor RmsNormValue(const at::Tensor& x_f32, const at::Tensor& weight, at::ScalarType dtype,
+                        double eps) {
+  at::Tensor inv_rms = at::rsqrt(x_f32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return (x_f32 * inv_rms).to(dtype) * weight;
+}
+
+Out RmsNorm(const KernelCall& c) {
+  at::Tensor result = c.Tensor("result");
+  at::Tensor input = c.Tensor("input");
+  result.copy_(RmsNormValue(input.to(at::kFloat), c.Tensor("weight"), input.scalar_type(),
+                            c.Double("epsilon")));
+  return {};
+}
+
+Out FusedAddRmsNorm(const KernelCall& c) {
+  at::Tensor input = c.Tensor("input");
+  at::Tensor residual = c.Tensor("residual");
+  residual.copy_(input.to(at::kFloat) + residual.to(at::kFloat));
+  input.copy_(RmsNormValue(residual.to(at::kFloat), c.Tensor("weight"), input.scalar_type(),
+                           c.Double("epsilon")));
+  return {};
+}
+
+Out SiluAndMul(const KernelCall& c) {
+  at::Tensor input = c.Tensor("input");
+  int64_t d = input.size(-1) / 2;
+  at::Tensor x = input.narrow(-1, 0, d).to(at::kFloat);
+  at::Tensor y = input.narrow(-1, d, d).to(at::kFloat);
+  c.Tensor("out").copy_(at::silu(x) * y);
+  return {};
+}
+
+// Rotates the first rot_dim features of every head of x ([tokens, heads * head_size] or
+// [tokens, heads, head_size]) in place. cos, sin: [tokens, rot_dim / 2] in f32.
+void ApplyRotary(at::Tensor x, int64_t head_size, const at::Tensor& cos, const at::Tensor& sin,
+                 bool is_neox) {
+  int64_t tokens = x.size(0);
+  at::Tensor heads = x.reshape({tokens, -1, head_size});
+  int64_t half = cos.size(-1);
+  at::Tensor c = cos.unsqueeze(1);
+  at::Tensor s = sin.unsqueeze(1);
+  at::Tensor rot = heads.narrow(-1, 0, 2 * half).to(at::kFloat);
+  at::Tensor x1, x2;
+  if (is_neox) {  // halves: (x[:h], x[h:2h])
+    x1 = rot.narrow(-1, 0, half);
+    x2 = rot.narrow(-1, half, half);
+  } else {  // GPT-J style: interleaved pairs (x[2i], x[2i+1])
+    x1 = rot.slice(-1, 0, 2 * half, 2);
+    x2 = rot.slice(-1, 1, 2 * half, 2);
+  }
+  at::Tensor o1 = x1 * c - x2 * s;
+  at::Tensor o2 = x2 * c + x1 * s;
+  at::Tensor rotated = is_neox ? at::cat({o1, o2}, -1)
+                               : at::stack({o1, o2}, -1).reshape({tokens, -1, 2 * half});
+  at::Tensor updated = heads.clone();
+  updated.narrow(-1, 0, 2 * half).copy_(rotated);
+  x.copy_(updated.reshape(x.sizes()));
+}
+
+Out RotaryEmbedding(const KernelCall& c) {
+  at::Tensor positions = c.Tensor("positions").reshape({-1});
+  at::Tensor cache = c.Tensor("cos_sin_cache").index_select(0, positions).to(at::kFloat);
+  int64_t half = cache.size(-1) / 2;
+  at::Tensor cos = cache.narrow(-1, 0, half);
+  at::Tensor sin = cache.narrow(-1, half, half);
+  int64_t head_size = c.Int("head_size");
+  bool is_neox = c.Bool("is_neox");
+  ApplyRotary(c.Tensor("query"), head_size, cos, sin, is_neox);
+  if (std::optional<at::Tensor> key = c.OptionalTensor("key")) {
+    ApplyRotary(*key, head_size, cos, sin, is_neox);
+  }
+  return {};
+}
+
+// vLLM's attention layer over one causal sequence of all tokens; query heads are grouped over the
+// kv heads (query head h reads kv head h / (Hq / Hkv)); scale 1/sqrt(head_size).
+Out UnifiedAttentionWithOutput(const KernelCall& c) {
+  at::Tensor query = c.Tensor("query");
+  at::Tensor key = c.Tensor("key");
+  at::Tensor value = c.Tensor("value");
+  at::Tensor output = c.Tensor("output");
+  int64_t tokens = query.size(0);
+  int64_t head_size = query.size(-1);
+  at::Tensor q = query.reshape({tokens, -1, head_size});
+  at::Tensor k = key.reshape({tokens, -1, head_size});
+  at::Tensor v = value.reshape({tokens, -1, head_size});
+  int64_t q_heads = q.size(1);
+  int64_t kv_heads = k.size(1);
+  if (kv_heads == 0 || q_heads % kv_heads != 0) {
+    throw std::invalid_argument("query heads (" + std::to_string(q_heads) +
+                                ") are not a multiple of kv heads (" + std::to_string(kv_heads) +
+                                ")");
+  }
+  int64_t group = q_heads / kv_heads;
+  k = k.repeat_interleave(group, 1);
+  v = v.repeat_interleave(group, 1);
+  // [1, heads, tokens, head_size]; ATen's CPU flash attention keeps memory linear in tokens.
+  at::Tensor out = at::scaled_dot_product_attention(
+      q.transpose(0, 1).unsqueeze(0), k.transpose(0, 1).unsqueeze(0),
+      v.transpose(0, 1).unsqueeze(0), /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0,
+      /*is_causal=*/true, /*scale=*/1.0 / std::sqrt(static_cast<double>(head_size)));
+  output.copy_(out.squeeze(0).transpose(0, 1).reshape(output.sizes()));
+  return {};
+}
+
+void AddCustom(Table& t) {
+  t["apex::fused_layer_norm_affine_fwd.default"] = FusedLayerNormAffineFwd;
+  t["_C::rms_norm.default"] = RmsNorm;
+  t["_C::fused_add_rms_norm.default"] = FusedAddRmsNorm;
+  t["_C::silu_and_mul.default"] = SiluAndMul;
+  t["_C::rotary_embedding.default"] = RotaryEmbedding;
+  t["vllm::unified_attention_with_output.default"] = UnifiedAttentionWithOutput;
+}
+
+// ---- the registry's other operators (backward passes, factories, reductions, views) ----
+
+std::optional<at::Scalar> OptionalScalar(const KernelCall& c, const std::string& arg) {
+  if (c.IsNone(arg)) return std::nullopt;
+  return c.Scalar(arg);
+}
+
+std::optional<std::vector<int64_t>> OptionalIntList(const KernelCall& c, const std::string& arg) {
+  if (c.IsNone(arg)) return std::nullopt;
+  return c.IntList(arg);
+}
+
+at::OptionalIntArrayRef Ref(const std::optional<std::vector<int64_t>>& dims) {
+  return dims.has_value() ? at::OptionalIntArrayRef(*dims) : at::OptionalIntArrayRef();
+}
+
+at::Generator& RequireGenerator(const KernelCall& c) {
+  if (c.random().generator == nullptr) {
+    throw std::invalid_argument("a random operator needs a seeded generator");
+  }
+  return *c.random().generator;
+}
+
+// A unary elementwise kernel from an ATen function.
+template <at::Tensor (*F)(const at::Tensor&)>
+Out Unary(const KernelCall& c) {
+  return {F(c.Tensor("self"))};
+}
+
+void AddElementwiseMore(Table& t) {
+  t["aten::add.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::add(c.Tensor("self"), c.Scalar("other"), c.Scalar("alpha"))};
+  };
+  t["aten::sub.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::sub(c.Tensor("self"), c.Scalar("other"), c.Scalar("alpha"))};
+  };
+  t["aten::rsub.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::rsub(c.Tensor("self"), c.Scalar("other"), c.Scalar("alpha"))};
+  };
+  t["aten::mul.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::mul(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::div.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::div(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::div.Tensor_mode"] = [](const KernelCall& c) -> Out {
+    std::optional<std::string_view> mode;
+    std::string mode_text;
+    if (!c.IsNone("rounding_mode")) mode = mode_text = c.String("rounding_mode");
+    return {at::div(c.Tensor("self"), c.Tensor("other"), mode)};
+  };
+  t["aten::pow.Tensor_Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::pow(c.Tensor("self"), c.Scalar("exponent"))};
+  };
+  t["aten::pow.Tensor_Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::pow(c.Tensor("self"), c.Tensor("exponent"))};
+  };
+  t["aten::maximum.default"] = [](const KernelCall& c) -> Out {
+    return {at::maximum(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::minimum.default"] = [](const KernelCall& c) -> Out {
+    return {at::minimum(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::where.self"] = [](const KernelCall& c) -> Out {
+    return {at::where(c.Tensor("condition"), c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::clamp.default"] = [](const KernelCall& c) -> Out {
+    return {at::clamp(c.Tensor("self"), OptionalScalar(c, "min"), OptionalScalar(c, "max"))};
+  };
+  t["aten::eq.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::eq(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::ne.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::ne(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::le.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::le(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::gt.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::gt(c.Tensor("self"), c.Scalar("other"))};
+  };
+  t["aten::eq.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::eq(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::ne.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::ne(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::lt.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::lt(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::gt.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::gt(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::masked_fill.Tensor"] = [](const KernelCall& c) -> Out {
+    return {at::masked_fill(c.Tensor("self"), c.Tensor("mask"), c.Tensor("value"))};
+  };
+  t["aten::logical_not.default"] = Unary<at::logical_not>;
+  t["aten::neg.default"] = Unary<at::neg>;
+  t["aten::abs.default"] = Unary<at::abs>;
+  t["aten::sqrt.default"] = Unary<at::sqrt>;
+  t["aten::rsqrt.default"] = Unary<at::rsqrt>;
+  t["aten::reciprocal.default"] = Unary<at::reciprocal>;
+  t["aten::sin.default"] = Unary<at::sin>;
+  t["aten::cos.default"] = Unary<at::cos>;
+  t["aten::erf.default"] = Unary<at::erf>;
+  t["aten::tanh.default"] = Unary<at::tanh>;
+  t["aten::sigmoid.default"] = Unary<at::sigmoid>;
+  t["aten::relu.default"] = Unary<at::relu>;
+  t["aten::silu.default"] = Unary<at::silu>;
+  t["aten::alias.default"] = Unary<at::alias>;
+  t["aten::gelu_backward.default"] = [](const KernelCall& c) -> Out {
+    std::string approximate = c.IsNone("approximate") ? "none" : c.String("approximate");
+    return {at::gelu_backward(c.Tensor("grad_output"), c.Tensor("self"), approximate)};
+  };
+  t["aten::silu_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::silu_backward(c.Tensor("grad_output"), c.Tensor("self"))};
+  };
+  t["aten::threshold_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::threshold_backward(c.Tensor("grad_output"), c.Tensor("self"),
+                                   c.Scalar("threshold"))};
+  };
+  t["aten::sigmoid_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::sigmoid_backward(c.Tensor("grad_output"), c.Tensor("output"))};
+  };
+  t["aten::tanh_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::tanh_backward(c.Tensor("grad_output"), c.Tensor("output"))};
+  };
+  t["aten::native_dropout_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::native_dropout_backward(c.Tensor("grad_output"), c.Tensor("mask"),
+                                        c.Double("scale"))};
+  };
+  t["aten::fill.Scalar"] = [](const KernelCall& c) -> Out {
+    return {at::full_like(c.Tensor("self"), c.Scalar("value"))};
+  };
+}
+
+void AddFactoryMore(Table& t) {
+  t["aten::empty_strided.default"] = [](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+  };
+  auto like = [](const KernelCall& c) {
+    at::Tensor self = c.Tensor("self");
+    return self.options().dtype(c.DType("dtype").value_or(self.scalar_type()));
+  };
+  t["aten::new_empty.default"] = [like](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), like(c))};
+  };
+  t["aten::new_zeros.default"] = [like](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), like(c))};
+  };
+  t["aten::new_ones.default"] = [like](const KernelCall& c) -> Out {
+    return {at::ones(c.IntList("size"), like(c))};
+  };
+  t["aten::zeros_like.default"] = [like](const KernelCall& c) -> Out {
+    return {at::zeros(c.Tensor("self").sizes(), like(c))};
+  };
+  t["aten::ones_like.default"] = [like](const KernelCall& c) -> Out {
+    return {at::ones(c.Tensor("self").sizes(), like(c))};
+  };
+  t["aten::full_like.default"] = [like](const KernelCall& c) -> Out {
+    return {at::full(c.Tensor("self").sizes(), c.Scalar("fill_value"), like(c))};
+  };
+  t["aten::ones.default"] = [](const KernelCall& c) -> Out {
+    return {at::ones(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+  };
+  t["aten::full.default"] = [](const KernelCall& c) -> Out {
+    at::TensorOptions options;  // no dtype: inferred from the fill value, as torch.full does
+    if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
+    return {at::full(c.IntList("size"), c.Scalar("fill_value"), options)};
+  };
+  t["aten::scalar_tensor.default"] = [](const KernelCall& c) -> Out {
+    return {at::scalar_tensor(c.Scalar("s"), at::TensorOptions().dtype(FactoryDType(c)))};
+  };
+  t["aten::arange.default"] = [](const KernelCall& c) -> Out {
+    at::TensorOptions options;
+    if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
+    return {at::arange(c.Scalar("end"), options)};
+  };
+  t["aten::arange.start_step"] = [](const KernelCall& c) -> Out {
+    at::TensorOptions options;
+    if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
+    return {at::arange(c.Scalar("start"), c.Scalar("end"), c.Scalar("step"), options)};
+  };
+  // Random factories draw from the executor's seeded generator.
+  t["aten::rand_like.default"] = [like](const KernelCall& c) -> Out {
+    return {at::empty(c.Tensor("self").sizes(), like(c)).uniform_(0.0, 1.0, RequireGenerator(c))};
+  };
+  t["aten::randn_like.default"] = [like](const KernelCall& c) -> Out {
+    return {at::empty(c.Tensor("self").sizes(), like(c)).normal_(0.0, 1.0, RequireGenerator(c))};
+  };
+  t["aten::rand.default"] = [](const KernelCall& c) -> Out {
+    return {at::empty(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))
+                .uniform_(0.0, 1.0, RequireGenerator(c))};
+  };
+  t["aten::bernoulli.p"] = [](const KernelCall& c) -> Out {
+    return {at::bernoulli(c.Tensor("self"), c.Double("p"), RequireGenerator(c))};
+  };
+}
+
+void AddIndexingMore(Table& t) {
+  t["aten::embedding_dense_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::embedding_dense_backward(c.Tensor("grad_output"), c.Tensor("indices"),
+                                         c.Int("num_weights"), c.Int("padding_idx"),
+                                         c.Bool("scale_grad_by_freq"))};
+  };
+  t["aten::gather.default"] = [](const KernelCall& c) -> Out {
+    return {at::gather(c.Tensor("self"), c.Int("dim"), c.Tensor("index"), c.Bool("sparse_grad"))};
+  };
+  t["aten::scatter.src"] = [](const KernelCall& c) -> Out {
+    return {at::scatter(c.Tensor("self"), c.Int("dim"), c.Tensor("index"), c.Tensor("src"))};
+  };
+  t["aten::scatter.value"] = [](const KernelCall& c) -> Out {
+    return {at::scatter(c.Tensor("self"), c.Int("dim"), c.Tensor("index"), c.Scalar("value"))};
+  };
+  t["aten::scatter_add.default"] = [](const KernelCall& c) -> Out {
+    return {at::scatter_add(c.Tensor("self"), c.Int("dim"), c.Tensor("index"), c.Tensor("src"))};
+  };
+  t["aten::index_select.default"] = [](const KernelCall& c) -> Out {
+    return {at::index_select(c.Tensor("self"), c.Int("dim"), c.Tensor("index"))};
+  };
+}
+
+// Attention with an optional bias and causal mask; also the per-row log-sum-exp of the scores.
+std::pair<at::Tensor, at::Tensor> AttentionWithLse(const at::Tensor& q, const at::Tensor& k,
+                                                   const at::Tensor& v,
+                                                   const std::optional<at::Tensor>& bias,
+                                                   bool is_causal, std::optional<double> scale) {
+  double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * s;
+  if (bias) scores = scores + bias->to(at::kFloat);
+  if (is_causal) {
+    at::Tensor keep = at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)).tril();
+    scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  }
+  at::Tensor lse = at::logsumexp(scores, -1);
+  at::Tensor out = at::matmul(at::softmax(scores, -1), v.to(at::kFloat)).to(q.scalar_type());
+  return {out, lse};
+}
+
+void AddLinalgMore(Table& t) {
+  t["aten::matmul.default"] = [](const KernelCall& c) -> Out {
+    return {at::matmul(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::linear.default"] = [](const KernelCall& c) -> Out {
+    return {at::linear(c.Tensor("input"), c.Tensor("weight"), c.OptionalTensor("bias"))};
+  };
+  // The CUDA attention kernels' outputs: attention and log-sum-exp are computed; the RNG state and
+  // sequence bookkeeping of the CUDA kernels have no CPU meaning and come back empty.
+  t["aten::_scaled_dot_product_flash_attention.default"] = [](const KernelCall& c) -> Out {
+    if (c.Double("dropout_p") != 0.0 && !c.random().dropout_off) {
+      throw std::invalid_argument("attention dropout is not supported (run with dropout off)");
+    }
+    std::optional<double> scale;
+    if (!c.IsNone("scale")) scale = c.Double("scale");
+    auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
+                                       std::nullopt, c.Bool("is_causal"), scale);
+    at::Tensor none = at::empty({0}, at::kLong);
+    return {out, lse, none, none, at::Tensor(), at::Tensor(), none, none,
+            at::empty({0}, out.options())};
+  };
+  t["aten::_scaled_dot_product_efficient_attention.default"] = [](const KernelCall& c) -> Out {
+    if (c.Double("dropout_p") != 0.0 && !c.random().dropout_off) {
+      throw std::invalid_argument("attention dropout is not supported (run with dropout off)");
+    }
+    std::optional<double> scale;
+    if (!c.IsNone("scale")) scale = c.Double("scale");
+    auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
+                                       c.OptionalTensor("attn_bias"), c.Bool("is_causal"), scale);
+    if (!c.Bool("compute_log_sumexp")) lse = at::empty({0}, at::kFloat);
+    return {out, lse, at::zeros({}, at::kLong), at::zeros({}, at::kLong)};
+  };
+}
+
+void AddReductionMore(Table& t) {
+  t["aten::mean.default"] = [](const KernelCall& c) -> Out {
+    return {at::mean(c.Tensor("self"), c.DType("dtype"))};
+  };
+  t["aten::mean.dim"] = [](const KernelCall& c) -> Out {
+    auto dim = OptionalIntList(c, "dim");
+    return {at::mean(c.Tensor("self"), Ref(dim), c.Bool("keepdim"), c.DType("dtype"))};
+  };
+  t["aten::amax.default"] = [](const KernelCall& c) -> Out {
+    return {at::amax(c.Tensor("self"), c.IntList("dim"), c.Bool("keepdim"))};
+  };
+  t["aten::amin.default"] = [](const KernelCall& c) -> Out {
+    return {at::amin(c.Tensor("self"), c.IntList("dim"), c.Bool("keepdim"))};
+  };
+  t["aten::max.default"] = [](const KernelCall& c) -> Out { return {at::max(c.Tensor("self"))}; };
+  t["aten::min.dim"] = [](const KernelCall& c) -> Out {
+    auto [values, indices] = at::min(c.Tensor("self"), c.Int("dim"), c.Bool("keepdim"));
+    return {values, indices};
+  };
+  t["aten::argmax.default"] = [](const KernelCall& c) -> Out {
+    return {at::argmax(c.Tensor("self"), c.OptionalInt("dim"), c.Bool("keepdim"))};
+  };
+  t["aten::logsumexp.default"] = [](const KernelCall& c) -> Out {
+    return {at::logsumexp(c.Tensor("self"), c.IntList("dim"), c.Bool("keepdim"))};
+  };
+  t["aten::var.correction"] = [](const KernelCall& c) -> Out {
+    auto dim = OptionalIntList(c, "dim");
+    return {at::var(c.Tensor("self"), Ref(dim), OptionalScalar(c, "correction"),
+                    c.Bool("keepdim"))};
+  };
+  t["aten::var_mean.correction"] = [](const KernelCall& c) -> Out {
+    auto dim = OptionalIntList(c, "dim");
+    auto [var, mean] = at::var_mean(c.Tensor("self"), Ref(dim), OptionalScalar(c, "correction"),
+                                    c.Bool("keepdim"));
+    return {var, mean};
+  };
+  t["aten::linalg_vector_norm.default"] = [](const KernelCall& c) -> Out {
+    auto dim = OptionalIntList(c, "dim");
+    return {at::linalg_vector_norm(c.Tensor("self"), c.Scalar("ord"), Ref(dim),
+                                   c.Bool("keepdim"), c.DType("dtype"))};
+  };
+  t["aten::cumsum.default"] = [](const KernelCall& c) -> Out {
+    return {at::cumsum(c.Tensor("self"), c.Int("dim"), c.DType("dtype"))};
+  };
+  t["aten::topk.default"] = [](const KernelCall& c) -> Out {
+    auto [values, indices] = at::topk(c.Tensor("self"), c.Int("k"), c.Int("dim"),
+                                      c.Bool("largest"), c.Bool("sorted"));
+    return {values, indices};
+  };
+  t["aten::sort.default"] = [](const KernelCall& c) -> Out {
+    auto [values, indices] = at::sort(c.Tensor("self"), c.Int("dim"), c.Bool("descending"));
+    return {values, indices};
+  };
+  t["aten::_log_softmax.default"] = [](const KernelCall& c) -> Out {
+    return {at::_log_softmax(c.Tensor("self"), c.Int("dim"), c.Bool("half_to_float"))};
+  };
+  t["aten::_softmax_backward_data.default"] = [](const KernelCall& c) -> Out {
+    return {at::_softmax_backward_data(c.Tensor("grad_output"), c.Tensor("output"), c.Int("dim"),
+                                       c.DType("input_dtype").value())};
+  };
+  t["aten::_log_softmax_backward_data.default"] = [](const KernelCall& c) -> Out {
+    return {at::_log_softmax_backward_data(c.Tensor("grad_output"), c.Tensor("output"),
+                                           c.Int("dim"), c.DType("input_dtype").value())};
+  };
+  t["aten::native_layer_norm.default"] = [](const KernelCall& c) -> Out {
+    auto [out, mean, rstd] =
+        at::native_layer_norm(c.Tensor("input"), c.IntList("normalized_shape"),
+                              c.OptionalTensor("weight"), c.OptionalTensor("bias"), c.Double("eps"));
+    return {out, mean, rstd};
+  };
+  t["aten::native_layer_norm_backward.default"] = [](const KernelCall& c) -> Out {
+    std::array<bool, 3> mask = {true, true, true};
+    std::vector<int64_t> bits = c.IntList("output_mask");
+    for (size_t i = 0; i < 3 && i < bits.size(); ++i) mask[i] = bits[i] != 0;
+    auto [gi, gw, gb] = at::native_layer_norm_backward(
+        c.Tensor("grad_out"), c.Tensor("input"), c.IntList("normalized_shape"), c.Tensor("mean"),
+        c.Tensor("rstd"), c.OptionalTensor("weight"), c.OptionalTensor("bias"), mask);
+    return {gi, gw, gb};
+  };
+  t["aten::nll_loss_forward.default"] = [](const KernelCall& c) -> Out {
+    auto [out, total] = at::nll_loss_forward(c.Tensor("self"), c.Tensor("target"),
+                                             c.OptionalTensor("weight"), c.Int("reduction"),
+                                             c.Int("ignore_index"));
+    return {out, total};
+  };
+  t["aten::nll_loss_backward.default"] = [](const KernelCall& c) -> Out {
+    return {at::nll_loss_backward(c.Tensor("grad_output"), c.Tensor("self"), c.Tensor("target"),
+                                  c.OptionalTensor("weight"), c.Int("reduction"),
+                                  c.Int("ignore_index"), c.Tensor("total_weight"))};
+  };
+}
+
+void AddShapeMore(Table& t) {
+  t["aten::reshape.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").reshape(c.IntList("shape"))};
+  };
+  t["aten::_unsafe_view.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").reshape(c.IntList("size"))};
+  };
+  t["aten::expand.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").expand(c.IntList("size"))};
+  };
+  t["aten::squeeze.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").squeeze()};
+  };
+  t["aten::squeeze.dim"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").squeeze(c.Int("dim"))};
+  };
+  t["aten::squeeze.dims"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").squeeze(c.IntList("dim"))};
+  };
+  t["aten::select.int"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").select(c.Int("dim"), c.Int("index"))};
+  };
+  t["aten::select_scatter.default"] = [](const KernelCall& c) -> Out {
+    return {at::select_scatter(c.Tensor("self"), c.Tensor("src"), c.Int("dim"), c.Int("index"))};
+  };
+  t["aten::cat.default"] = [](const KernelCall& c) -> Out {
+    return {at::cat(c.TensorList("tensors"), c.Int("dim"))};
+  };
+  t["aten::stack.default"] = [](const KernelCall& c) -> Out {
+    return {at::stack(c.TensorList("tensors"), c.Int("dim"))};
+  };
+  t["aten::split.Tensor"] = [](const KernelCall& c) -> Out {
+    return at::split(c.Tensor("self"), c.Int("split_size"), c.Int("dim"));
+  };
+}
+
+void AddCaptureMarkers(Table& t) {
+  // The capture tool's markers name a tensor and leave it unchanged.
+  t["tg::log_tensor.default"] = [](const KernelCall& c) -> Out { return {c.Tensor("x")}; };
+  t["tg::inplace_log_tensor.default"] = [](const KernelCall&) -> Out { return {}; };
+}
+
+Table BuildTable() {
+  Table t;
+  AddElementwise(t);
+  AddLinalg(t);
+  AddShape(t);
+  AddReduction(t);
+  AddIndexing(t);
+  AddFactory(t);
+  AddCustom(t);
+  AddElementwiseMore(t);
+  AddFactoryMore(t);
+  AddIndexingMore(t);
+  AddLinalgMore(t);
+  AddReductionMore(t);
+  AddShapeMore(t);
+  AddCaptureMarkers(t);
+  return t;
+}
+
+}  // namespace
+
+const std::map<std::string, Kernel>& KernelTable() {
+  static const Table* table = new Table(BuildTable());
+  return *table;
+}
+
+const Kernel* FindKernel(const ir::OpName& op) {
+  const Table& table = KernelTable();
+  ir::OpName key = op;
+  if (key.overload.empty()) key.overload = "default";
+  auto it = table.find(key.ToString());
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace gg::runtime

@@ -1,0 +1,77 @@
+// Operator kernels: one ATen implementation per registry operator, in a table keyed by the
+// operator's name ("aten::add.Tensor"), mirroring the registry's per-family tables.
+//
+// A kernel reads its arguments through a KernelCall (the node's arguments bound to the schema,
+// tensor arguments resolved to values) and returns the op's results: one tensor per schema return
+// (a Tensor[] return contributes its elements), nothing for a void op. Ops that mutate arguments
+// write into the tensors they are given; the executor hands them clones for functionalized nodes.
+// Collectives are not kernels: the executor computes them over all ranks (collectives.h).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_registry.h"
+
+namespace gg::runtime {
+
+at::ScalarType ToAten(ir::DType dtype);
+ir::DType FromAten(at::ScalarType type);
+
+// How random operators behave in one execution.
+struct RandomMode {
+  bool dropout_off = false;        // native_dropout = identity with an all-true mask
+  at::Generator* generator = nullptr;  // seeded by the caller; required unless dropout_off
+};
+
+// The arguments of one operator call as a kernel sees them.
+class KernelCall {
+ public:
+  using TensorLookup = std::function<at::Tensor(ir::TensorRef)>;
+  KernelCall(const ir::Node& node, const ir::BoundArgs& args, TensorLookup lookup,
+             const std::map<std::string, at::Tensor>& overrides, RandomMode random);
+
+  const ir::Node& node() const { return node_; }
+  const RandomMode& random() const { return random_; }
+  bool IsNone(const std::string& arg) const;
+  at::Tensor Tensor(const std::string& arg) const;  // a number becomes a wrapped scalar tensor
+  std::optional<at::Tensor> OptionalTensor(const std::string& arg) const;
+  std::vector<at::Tensor> TensorList(const std::string& arg) const;
+  c10::List<std::optional<at::Tensor>> OptionalTensorList(const std::string& arg) const;
+  int64_t Int(const std::string& arg) const;
+  std::optional<int64_t> OptionalInt(const std::string& arg) const;
+  double Double(const std::string& arg) const;
+  bool Bool(const std::string& arg) const;
+  std::optional<bool> OptionalBool(const std::string& arg) const;
+  std::string String(const std::string& arg) const;
+  std::vector<int64_t> IntList(const std::string& arg) const;
+  at::Scalar Scalar(const std::string& arg) const;
+  std::optional<at::ScalarType> DType(const std::string& arg) const;
+  bool IsNumber(const std::string& arg) const;
+
+ private:
+  const ir::Value& Arg(const std::string& arg) const;
+  [[noreturn]] void Fail(const std::string& arg, const std::string& problem) const;
+
+  const ir::Node& node_;
+  const ir::BoundArgs& args_;
+  TensorLookup lookup_;
+  const std::map<std::string, at::Tensor>& overrides_;
+  RandomMode random_;
+};
+
+using Kernel = std::function<std::vector<at::Tensor>(const KernelCall&)>;
+
+// Every kernel, keyed by "ns::name.overload".
+const std::map<std::string, Kernel>& KernelTable();
+// The kernel of an operator (an empty overload also matches "default"); nullptr if none.
+const Kernel* FindKernel(const ir::OpName& op);
+
+}  // namespace gg::runtime
