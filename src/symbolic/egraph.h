@@ -169,6 +169,16 @@ class EGraph {
 
   const OpTable& ops() const { return *ops_; }
 
+  // The first attached analysis of type A, or nullptr (side conditions of rules read class facts
+  // through it).
+  template <class A>
+  const A* FindAnalysis() const {
+    for (const auto& analysis : analyses_) {
+      if (const A* found = dynamic_cast<const A*>(analysis.get())) return found;
+    }
+    return nullptr;
+  }
+
   // Attaches an analysis; must happen before the first node is added (std::logic_error
   // otherwise). Returns the analysis for typed access to its data.
   template <class A>

@@ -1,0 +1,557 @@
+// The side conditions and appliers of the lemma catalogue. Every entry says which pattern
+// variables it reads; a rule whose pattern lacks them is a catalogue bug that the self-tests hit.
+// Dims are compared after wrapping negative values by the rank of the tensor they index.
+#include "symbolic/lemma_conditions.h"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+namespace gg::symbolic {
+namespace {
+
+using Shape64 = std::vector<int64_t>;
+
+const TensorLanguage& Lang() { return TensorLanguage::Get(); }
+
+std::optional<int64_t> IntOf(const EGraph& g, ClassId id) { return FactsOf(g, id).constant; }
+
+const std::optional<ir::TensorType>& TypeOf(const EGraph& g, ClassId id) {
+  return FactsOf(g, id).type;
+}
+
+// The static shape of a class, or nullopt (no tensor type, or a symbolic dimension).
+std::optional<Shape64> ShapeOf(const EGraph& g, ClassId id) {
+  const auto& type = TypeOf(g, id);
+  if (!type) return std::nullopt;
+  Shape64 out;
+  for (const ir::Dim& d : type->shape) {
+    if (!d.is_static()) return std::nullopt;
+    out.push_back(d.value());
+  }
+  return out;
+}
+
+std::optional<int64_t> Norm(std::optional<int64_t> dim, size_t rank) {
+  if (!dim) return std::nullopt;
+  int64_t r = static_cast<int64_t>(rank);
+  int64_t d = *dim < 0 ? *dim + r : *dim;
+  if (d < 0 || d >= r) return std::nullopt;
+  return d;
+}
+
+// Optional variables: a condition may serve patterns with either ?x or ?xs.
+std::optional<ClassId> MaybeVar(const Bindings& b, const char* name) {
+  try {
+    return b.Var(name);
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+const std::vector<ClassId>* MaybeList(const Bindings& b, const char* name) {
+  try {
+    return &b.List(name);
+  } catch (const std::out_of_range&) {
+    return nullptr;
+  }
+}
+
+std::optional<Shape64> RootShape(const EGraph& g, const Bindings& b) {
+  return ShapeOf(g, b.match().eclass);
+}
+
+ClassId AddNum(EGraph& g, int64_t v) { return g.Add(Lang().Num(v)); }
+ClassId AddOp(EGraph& g, OpId op, std::vector<ClassId> children) {
+  return g.Add(ENode{op, 0, std::move(children)});
+}
+
+// ---- conditions ------------------------------------------------------------------------------
+
+// ?y is a scalar, or broadcasts along dim ?d of the (matched) result: right-aligned, its dim at
+// ?d is absent or 1; and the main operand (?x, or the first of ?xs) has the result's rank, so
+// ?d means the same dim in operand and result.
+bool BroadcastsAlongD(const EGraph& g, const Bindings& b) {
+  auto out = RootShape(g, b);
+  if (!out) return false;
+  size_t r = out->size();
+  auto d = Norm(IntOf(g, b.Var("d")), r);
+  if (!d) return false;
+  std::optional<ClassId> main = MaybeVar(b, "x");
+  if (!main) {
+    const auto* xs = MaybeList(b, "xs");
+    if (xs == nullptr || xs->empty()) return false;
+    main = xs->front();
+  }
+  auto main_shape = ShapeOf(g, *main);
+  if (!main_shape || main_shape->size() != r) return false;
+  ClassId y = b.Var("y");
+  if (!TypeOf(g, y)) return FactsOf(g, y).fconstant.has_value();
+  auto ys = ShapeOf(g, y);
+  if (!ys || ys->size() > r) return false;
+  int64_t at = *d - static_cast<int64_t>(r - ys->size());
+  return at < 0 || (*ys)[at] == 1;
+}
+
+// ?xs and ?ys have equal length and rank, and pairwise equal sizes along ?d.
+bool EqualSplits(const EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.size() != ys.size() || xs.empty()) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto sx = ShapeOf(g, xs[i]), sy = ShapeOf(g, ys[i]);
+    if (!sx || !sy || sx->size() != sy->size()) return false;
+    auto d = Norm(IntOf(g, b.Var("d")), sx->size());
+    if (!d || (*sx)[*d] != (*sy)[*d]) return false;
+  }
+  return true;
+}
+
+// ?xs and ?ys have equal length and pairwise equal sizes along `dim_x` / `dim_y` (wrapped).
+bool PairwiseDims(const EGraph& g, const Bindings& b, int64_t dim_x, int64_t dim_y) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.size() != ys.size() || xs.empty()) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto sx = ShapeOf(g, xs[i]), sy = ShapeOf(g, ys[i]);
+    if (!sx || !sy) return false;
+    auto dx = Norm(dim_x, sx->size()), dy = Norm(dim_y, sy->size());
+    if (!dx || !dy || (*sx)[*dx] != (*sy)[*dy]) return false;
+  }
+  return true;
+}
+
+// ?x and ?y have one shape.
+bool SameShape(const EGraph& g, const Bindings& b) {
+  auto sx = ShapeOf(g, b.Var("x")), sy = ShapeOf(g, b.Var("y"));
+  return sx && sy && *sx == *sy;
+}
+
+// The matched reshape produces ?x's own shape.
+bool ReshapeIsIdentity(const EGraph& g, const Bindings& b) {
+  auto out = RootShape(g, b);
+  auto in = ShapeOf(g, b.Var("x"));
+  return out && in && *out == *in;
+}
+
+// (slice ?x ?d ?s ?e) takes all of ?x.
+bool SliceIsFull(const EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  if (!in) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), in->size());
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  return d && s && e && *s == 0 && *e == (*in)[*d];
+}
+
+// ?d and ?e name different dims of the first of ?xs (or of ?x).
+bool DimsDiffer(const EGraph& g, const Bindings& b) {
+  std::optional<ClassId> x = MaybeVar(b, "x");
+  if (!x) {
+    const auto* xs = MaybeList(b, "xs");
+    if (xs == nullptr || xs->empty()) return false;
+    x = xs->front();
+  }
+  auto shape = ShapeOf(g, *x);
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto e = Norm(IntOf(g, b.Var("e")), shape->size());
+  return d && e && *d != *e;
+}
+
+// Reducing dim ?e (keepdim ?k) of the pieces ?xs leaves the concat dim ?d, as written, naming
+// the same dim of the result: ?e differs from ?d, and without keepdim the removed dim must not
+// shift ?d (it lies after a non-negative ?d, or before a negative one).
+bool ReduceKeepsConcatDim(const EGraph& g, const Bindings& b) {
+  if (!DimsDiffer(g, b)) return false;
+  auto shape = ShapeOf(g, b.List("xs").front());
+  auto raw_d = IntOf(g, b.Var("d"));
+  auto d = Norm(raw_d, shape->size());
+  auto e = Norm(IntOf(g, b.Var("e")), shape->size());
+  auto keep = IntOf(g, b.Var("k"));
+  if (!keep) return false;
+  if (*keep != 0) return true;
+  return *raw_d >= 0 ? *e > *d : *e < *d;
+}
+
+// The concat dim ?d of ?xs lies before the ?n normalized (trailing) dims of a layer norm.
+bool NormExcludesD(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto n = IntOf(g, b.Var("n"));
+  return d && n && *n >= 1 && *d < static_cast<int64_t>(shape->size()) - *n;
+}
+
+// The concat dim ?d of ?xs is not the last dim.
+bool NotLastDim(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  return d && *d + 1 < static_cast<int64_t>(shape->size());
+}
+
+// The concat dim ?d of ?xs is neither of the transposed dims ?a ?b.
+bool TransposeOtherDim(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!shape) return false;
+  size_t r = shape->size();
+  auto d = Norm(IntOf(g, b.Var("d")), r);
+  auto a = Norm(IntOf(g, b.Var("a")), r), c = Norm(IntOf(g, b.Var("b")), r);
+  return d && a && c && *d != *a && *d != *c;
+}
+
+// ?d, the concat dim of the first of ?xs, equals ?a (both wrapped) — for the dim-mapping
+// transpose rules, which must also fire when one side is written negative.
+bool DEqualsA(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto a = Norm(IntOf(g, b.Var("a")), shape->size());
+  return d && a && *d == *a;
+}
+
+// ?d is written non-negative (its meaning survives adding a trailing dim).
+bool DimNonNegative(const EGraph& g, const Bindings& b) {
+  auto d = IntOf(g, b.Var("d"));
+  return d && *d >= 0;
+}
+
+// ---- appliers --------------------------------------------------------------------------------
+
+// (slice (concat ?d ?xs...) ?e ?s ?t) with ?d = ?e: the pieces the range touches, each cut to
+// the part inside the range (a piece fully inside is used as is); one piece is returned alone.
+std::optional<ClassId> SliceOfConcat(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  auto first = ShapeOf(g, xs.front());
+  if (!first) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), first->size());
+  auto e = Norm(IntOf(g, b.Var("e")), first->size());
+  auto s = IntOf(g, b.Var("s")), t = IntOf(g, b.Var("t"));
+  if (!d || !e || *d != *e || !s || !t || *s >= *t) return std::nullopt;
+  std::vector<ClassId> parts;
+  int64_t offset = 0;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape) return std::nullopt;
+    int64_t size = (*shape)[*d];
+    int64_t lo = std::max(*s, offset), hi = std::min(*t, offset + size);
+    if (lo < hi) {
+      if (lo == offset && hi == offset + size) {
+        parts.push_back(x);
+      } else {
+        parts.push_back(AddOp(g, Lang().slice, {x, AddNum(g, *d), AddNum(g, lo - offset),
+                                                AddNum(g, hi - offset)}));
+      }
+    }
+    offset += size;
+  }
+  if (parts.empty() || *t > offset) return std::nullopt;
+  if (parts.size() == 1) return parts.front();
+  parts.insert(parts.begin(), b.Var("d"));
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (slice (slice ?x ?d ?a ?b) ?e ?c ?f) with ?d = ?e: one slice [a+c, a+f).
+std::optional<ClassId> SliceOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto e = Norm(IntOf(g, b.Var("e")), shape->size());
+  auto a = IntOf(g, b.Var("a")), c = IntOf(g, b.Var("c")), f = IntOf(g, b.Var("f"));
+  if (!d || !e || *d != *e || !a || !c || !f) return std::nullopt;
+  return AddOp(g, Lang().slice,
+               {b.Var("x"), b.Var("d"), AddNum(g, *a + *c), AddNum(g, *a + *f)});
+}
+
+// Tiling, triggered by (slice ?x ?d ?s ?e) with ?s = 0: when slices of ?x along ?d present in the
+// e-graph cover [0, size) end to end, ?x = (concat ?d those slices). The union is made here (its
+// reason is "slice-tiling"); the match itself is left alone. Among several coverings the one
+// with the finest pieces (smallest next end first) is taken, deterministically.
+std::optional<ClassId> SliceTiling(EGraph& g, const Bindings& b) {
+  ClassId x = g.Find(b.Var("x"));
+  auto shape = ShapeOf(g, x);
+  if (!shape) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto s = IntOf(g, b.Var("s"));
+  if (!d || !s || *s != 0) return std::nullopt;
+  const int64_t size = (*shape)[*d];
+  struct Piece {
+    int64_t start, end;
+    ClassId cls;
+    bool operator<(const Piece& o) const {
+      return std::tie(start, end, cls) < std::tie(o.start, o.end, o.cls);
+    }
+  };
+  std::vector<Piece> pieces;
+  const OpId slice = Lang().slice;
+  for (ClassId cls : g.ClassIds()) {
+    for (const ENode& node : g.Nodes(cls)) {
+      if (node.op != slice || g.Find(node.children[0]) != x) continue;
+      auto nd = Norm(IntOf(g, node.children[1]), shape->size());
+      auto lo = IntOf(g, node.children[2]), hi = IntOf(g, node.children[3]);
+      if (nd && *nd == *d && lo && hi && *lo < *hi) pieces.push_back({*lo, *hi, g.Find(cls)});
+    }
+  }
+  std::sort(pieces.begin(), pieces.end());
+  pieces.erase(std::unique(pieces.begin(), pieces.end(),
+                           [](const Piece& p, const Piece& q) {
+                             return p.start == q.start && p.end == q.end;
+                           }),
+               pieces.end());
+  // Depth-first search for a chain 0 -> size (pieces sorted by start, then end).
+  std::vector<ClassId> chain;
+  std::function<bool(int64_t)> extend = [&](int64_t pos) {
+    if (pos == size) return true;
+    for (const Piece& p : pieces) {
+      if (p.start != pos) continue;
+      chain.push_back(p.cls);
+      if (extend(p.end)) return true;
+      chain.pop_back();
+    }
+    return false;
+  };
+  if (!extend(0) || chain.size() < 2) return std::nullopt;
+  chain.insert(chain.begin(), AddNum(g, *d));
+  ClassId cat = AddOp(g, Lang().concat, std::move(chain));
+  g.Union(x, cat, g.InternReason("slice-tiling"));
+  return std::nullopt;
+}
+
+// (concat ?d ?xs...): pieces whose class holds a concat on the same dim are spliced in.
+std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  auto first = ShapeOf(g, xs.front());
+  if (!first) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), first->size());
+  if (!d) return std::nullopt;
+  std::vector<ClassId> children{b.Var("d")};
+  bool flattened = false;
+  for (ClassId x : xs) {
+    const ENode* inner = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op == Lang().concat && node.children.size() >= 2 &&
+          Norm(IntOf(g, node.children[0]), first->size()) == d) {
+        inner = &node;
+        break;
+      }
+    }
+    if (inner == nullptr) {
+      children.push_back(x);
+      continue;
+    }
+    flattened = true;
+    std::vector<ClassId> grand(inner->children.begin() + 1, inner->children.end());
+    children.insert(children.end(), grand.begin(), grand.end());
+  }
+  if (!flattened) return std::nullopt;
+  return AddOp(g, Lang().concat, std::move(children));
+}
+
+// (reshape (concat ?d ?xs...) ?ss...) when the concat dim's pieces survive the reshape: with
+// A = prod(in[:d]), find the first out dim d' with prod(out[:d']) = A such that every piece's
+// block p_i * prod(in[d+1:]) is a whole number q_i of out[d'+1:] blocks. Then (row-major) the
+// result is (concat d' (reshape x_i out[:d'] q_i out[d'+1:])...). Covers head splits
+// [s, b, H*96] <-> [s, b, H, 96].
+std::optional<ClassId> ReshapeOfConcat(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  auto out = RootShape(g, b);
+  auto in = ShapeOf(g, xs.front());
+  if (!out || !in) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), in->size());
+  if (!d) return std::nullopt;
+  (*in)[*d] = 0;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape) return std::nullopt;
+    (*in)[*d] += (*shape)[*d];
+  }
+  auto prod = [](const Shape64& s, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t i = from; i < to; ++i) p *= s[i];
+    return p;
+  };
+  const int64_t outer = prod(*in, 0, *d);
+  const int64_t inner_in = prod(*in, *d + 1, in->size());
+  std::vector<int64_t> piece_sizes;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape) return std::nullopt;
+    piece_sizes.push_back((*shape)[*d]);
+  }
+  for (size_t dp = 0; dp < out->size(); ++dp) {
+    if (prod(*out, 0, dp) != outer) continue;
+    const int64_t inner_out = prod(*out, dp + 1, out->size());
+    if (inner_out == 0) return std::nullopt;
+    bool whole = true;
+    for (int64_t p : piece_sizes) whole = whole && (p * inner_in) % inner_out == 0;
+    if (!whole) continue;
+    std::vector<ClassId> children{AddNum(g, static_cast<int64_t>(dp))};
+    for (size_t i = 0; i < xs.size(); ++i) {
+      std::vector<ClassId> args{xs[i]};
+      for (size_t k = 0; k < out->size(); ++k) {
+        args.push_back(AddNum(g, k == dp ? piece_sizes[i] * inner_in / inner_out : (*out)[k]));
+      }
+      children.push_back(AddOp(g, Lang().reshape, std::move(args)));
+    }
+    return AddOp(g, Lang().concat, std::move(children));
+  }
+  return std::nullopt;
+}
+
+// (permute (concat ?d ?xs...) ?ps...): the concat moves to the position of ?d in ?ps.
+std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& ps = b.List("ps");
+  auto shape = ShapeOf(g, xs.front());
+  if (!shape) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  if (!d) return std::nullopt;
+  std::optional<int64_t> at;
+  for (size_t j = 0; j < ps.size(); ++j) {
+    if (Norm(IntOf(g, ps[j]), shape->size()) == d) at = static_cast<int64_t>(j);
+  }
+  if (!at) return std::nullopt;
+  std::vector<ClassId> children{AddNum(g, *at)};
+  for (ClassId x : xs) {
+    std::vector<ClassId> args{x};
+    args.insert(args.end(), ps.begin(), ps.end());
+    children.push_back(AddOp(g, Lang().permute, std::move(args)));
+  }
+  return AddOp(g, Lang().concat, std::move(children));
+}
+
+// (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
+// same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
+std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
+  const OpId op = g.NodeAt(b.match().node_id).op;
+  const auto& xs = b.List("xs");
+  std::vector<const ENode*> cats;
+  std::optional<int64_t> dim;
+  std::vector<int64_t> sizes;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape) return std::nullopt;
+    const ENode* found = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op != Lang().concat || node.children.size() < 2) continue;
+      auto d = Norm(IntOf(g, node.children[0]), shape->size());
+      if (!d || (dim && *d != *dim)) continue;
+      std::vector<int64_t> piece_sizes;
+      for (size_t i = 1; i < node.children.size(); ++i) {
+        auto ps = ShapeOf(g, node.children[i]);
+        if (!ps) break;
+        piece_sizes.push_back((*ps)[*d]);
+      }
+      if (piece_sizes.size() != node.children.size() - 1) continue;
+      if (!sizes.empty() && piece_sizes != sizes) continue;
+      dim = d;
+      sizes = piece_sizes;
+      found = &node;
+      break;
+    }
+    if (found == nullptr) return std::nullopt;
+    cats.push_back(found);
+  }
+  std::vector<ClassId> children{AddNum(g, *dim)};
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    std::vector<ClassId> column;
+    for (const ENode* cat : cats) column.push_back(cat->children[j + 1]);
+    children.push_back(AddOp(g, op, std::move(column)));
+  }
+  return AddOp(g, Lang().concat, std::move(children));
+}
+
+// (embedding (concat 0 ?ws...) ?i), the vocabulary-parallel lookup (Megatron): rank r holds rows
+// [o_r, o_r + n_r) of the table; it masks ids outside them (m_r = i < o_r | i >= o_r + n_r),
+// looks up where(m_r, 0, i - o_r) in its shard, zeroes the masked rows, and the ranks' results
+// are summed. For ids in [0, rows) exactly one rank keeps each row, so the sum is the lookup.
+// Reads ?ws (the shards, 2-d) and ?i (the ids, static shape).
+std::optional<ClassId> VocabParallelEmbedding(EGraph& g, const Bindings& b) {
+  const auto& ws = b.List("ws");
+  ClassId ids = b.Var("i");
+  auto id_shape = ShapeOf(g, ids);
+  if (!id_shape || ws.empty()) return std::nullopt;
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  std::vector<ClassId> parts;
+  int64_t offset = 0;
+  for (ClassId w : ws) {
+    auto shape = ShapeOf(g, w);
+    if (!shape || shape->size() != 2) return std::nullopt;
+    int64_t rows = (*shape)[0];
+    ClassId mask = AddOp(g, op("or"), {AddOp(g, op("lt"), {ids, flt(static_cast<double>(offset))}),
+                                       AddOp(g, op("ge"), {ids, flt(static_cast<double>(
+                                                                    offset + rows))})});
+    ClassId local = AddOp(g, op("masked_fill"),
+                          {AddOp(g, op("sub"), {ids, flt(static_cast<double>(offset))}), mask,
+                           flt(0.0)});
+    ClassId looked_up = AddOp(g, op("embedding"), {w, local});
+    std::vector<ClassId> row_mask{mask};
+    for (int64_t d : *id_shape) row_mask.push_back(AddNum(g, d));
+    row_mask.push_back(AddNum(g, 1));
+    parts.push_back(AddOp(g, op("masked_fill"),
+                          {looked_up, AddOp(g, Lang().reshape, std::move(row_mask)), flt(0.0)}));
+    offset += rows;
+  }
+  if (parts.size() == 1) return parts.front();
+  return AddOp(g, Lang().sumr, std::move(parts));
+}
+
+ConditionTable BuildConditions() {
+  ConditionTable t;
+  t.Add("bcast-along-d", BroadcastsAlongD);
+  t.Add("equal-splits", EqualSplits);
+  t.Add("batch-splits-match", [](const EGraph& g, const Bindings& b) {
+    return PairwiseDims(g, b, 0, 0);
+  });
+  t.Add("inner-splits-match", [](const EGraph& g, const Bindings& b) {
+    return PairwiseDims(g, b, -1, -2);
+  });
+  t.Add("same-shape", SameShape);
+  t.Add("reshape-is-identity", ReshapeIsIdentity);
+  t.Add("slice-is-full", SliceIsFull);
+  t.Add("dims-differ", DimsDiffer);
+  t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
+  t.Add("norm-excludes-d", NormExcludesD);
+  t.Add("not-last-dim", NotLastDim);
+  t.Add("transpose-other-dim", TransposeOtherDim);
+  t.Add("d-equals-a", DEqualsA);
+  t.Add("dim-nonneg", DimNonNegative);
+  return t;
+}
+
+ApplierTable BuildAppliers() {
+  ApplierTable t;
+  t.Add("slice-of-concat", SliceOfConcat);
+  t.Add("slice-of-slice", SliceOfSlice);
+  t.Add("slice-tiling", SliceTiling);
+  t.Add("concat-flatten", ConcatFlatten);
+  t.Add("reshape-of-concat", ReshapeOfConcat);
+  t.Add("permute-of-concat", PermuteOfConcat);
+  t.Add("reduce-of-concats", ReduceOfConcats);
+  t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
+  return t;
+}
+
+}  // namespace
+
+const TensorFacts& FactsOf(const EGraph& graph, ClassId id) {
+  const TensorAnalysis* analysis = graph.FindAnalysis<TensorAnalysis>();
+  if (analysis == nullptr) throw std::logic_error("lemma condition on a graph without facts");
+  return (*analysis)[id];
+}
+
+const ConditionTable& LemmaConditions() {
+  static const ConditionTable* table = new ConditionTable(BuildConditions());
+  return *table;
+}
+
+const ApplierTable& LemmaAppliers() {
+  static const ApplierTable* table = new ApplierTable(BuildAppliers());
+  return *table;
+}
+
+RuleContext LemmaRuleContext() {
+  return RuleContext{&TensorLanguage::Get().ops(), &LemmaConditions(), &LemmaAppliers()};
+}
+
+}  // namespace gg::symbolic
