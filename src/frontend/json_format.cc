@@ -170,6 +170,8 @@ class JsonReader {
       root = Json::parse(text_.begin(), text_.end());
     } catch (const Json::parse_error& e) {
       throw InputError(file_, LineOfByte(e.byte), std::string("invalid JSON: ") + e.what());
+    } catch (const Json::exception& e) {  // e.g. a number too large for a double
+      throw InputError(file_, 0, std::string("invalid JSON: ") + e.what());
     }
     std::vector<int> lines = ObjectLines(text_);
     IndexObjectLines(root, lines, &lines_);

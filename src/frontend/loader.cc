@@ -146,7 +146,9 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
       calls[*group][g.rank].push_back(std::move(call));
     }
   }
-  for (const auto& [group, by_rank] : calls) {
+  for (const auto& group_calls : calls) {
+    const std::string& group = group_calls.first;
+    const auto& by_rank = group_calls.second;  // not a structured binding: lambdas capture it
     const std::vector<int32_t>& members = program->groups.at(group);
     const int32_t first = members.front();
     static const std::vector<CollectiveCall> kNone;
