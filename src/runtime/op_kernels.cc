@@ -158,6 +158,22 @@ std::vector<int64_t> KernelCall::IntList(const std::string& arg) const {
   return value.as_int_list();
 }
 
+std::vector<bool> KernelCall::BoolList(const std::string& arg) const {
+  const ir::Value& value = Arg(arg);
+  if (!value.is_list()) Fail(arg, "is not a list of bools");
+  std::vector<bool> out;
+  for (const ir::Value& item : value.as_list()) {
+    if (item.is_bool()) {
+      out.push_back(item.as_bool());
+    } else if (item.is_int()) {
+      out.push_back(item.as_int() != 0);
+    } else {
+      Fail(arg, "holds a non-bool element");
+    }
+  }
+  return out;
+}
+
 at::Scalar KernelCall::Scalar(const std::string& arg) const {
   const ir::Value& value = Arg(arg);
   if (value.is_bool()) return at::Scalar(value.as_bool());
@@ -844,8 +860,8 @@ void AddReductionMore(Table& t) {
   };
   t["aten::native_layer_norm_backward.default"] = [](const KernelCall& c) -> Out {
     std::array<bool, 3> mask = {true, true, true};
-    std::vector<int64_t> bits = c.IntList("output_mask");
-    for (size_t i = 0; i < 3 && i < bits.size(); ++i) mask[i] = bits[i] != 0;
+    std::vector<bool> bits = c.BoolList("output_mask");
+    for (size_t i = 0; i < 3 && i < bits.size(); ++i) mask[i] = bits[i];
     auto [gi, gw, gb] = at::native_layer_norm_backward(
         c.Tensor("grad_out"), c.Tensor("input"), c.IntList("normalized_shape"), c.Tensor("mean"),
         c.Tensor("rstd"), c.OptionalTensor("weight"), c.OptionalTensor("bias"), mask);

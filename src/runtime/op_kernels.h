@@ -52,6 +52,7 @@ class KernelCall {
   std::optional<bool> OptionalBool(const std::string& arg) const;
   std::string String(const std::string& arg) const;
   std::vector<int64_t> IntList(const std::string& arg) const;
+  std::vector<bool> BoolList(const std::string& arg) const;  // bool[N]: bools (or 0/1 ints)
   at::Scalar Scalar(const std::string& arg) const;
   std::optional<at::ScalarType> DType(const std::string& arg) const;
   bool IsNumber(const std::string& arg) const;

@@ -28,7 +28,7 @@ struct OpCase {
   std::vector<Value> args;
   std::vector<ir::NamedArg> kwargs;
   bool functionalized = false;
-  bool random = false;  // compare types only
+  bool random = false;  // random or unspecified contents (empty*): compare types only
   std::function<Refs(const Refs&)> reference;  // custom ops; empty: dispatcher call
 };
 
@@ -359,10 +359,10 @@ std::vector<OpCase> Cases() {
       {"aten::fill.Scalar", {R({2, 3})}, {In(0), 7}},
       {"aten::_to_copy", {L({8, 1})}, {In(0)}, {kw("dtype", ir::DType::kBool)}},
       {"aten::_to_copy", {R({2})}, {In(0)}, {kw("dtype", ir::DType::kBFloat16)}},
-      {"aten::empty.memory_format", {}, {Ints({2, 3})}, {kw("dtype", f32)}},
-      {"aten::empty_strided", {}, {Ints({2, 3}), Ints({3, 1})}, {kw("dtype", f32)}},
-      {"aten::empty_like", {R({2, 3})}, {In(0)}},
-      {"aten::new_empty", {R({2, 3})}, {In(0), Ints({4})}},
+      {"aten::empty.memory_format", {}, {Ints({2, 3})}, {kw("dtype", f32)}, false, true},
+      {"aten::empty_strided", {}, {Ints({2, 3}), Ints({3, 1})}, {kw("dtype", f32)}, false, true},
+      {"aten::empty_like", {R({2, 3})}, {In(0)}, {}, false, true},
+      {"aten::new_empty", {R({2, 3})}, {In(0), Ints({4})}, {}, false, true},
       {"aten::zeros", {}, {Ints({})}, {kw("dtype", ir::DType::kInt32)}},
       {"aten::ones", {}, {Ints({2})}},
       {"aten::full", {}, {Ints({2}), 3.5}},
