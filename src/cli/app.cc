@@ -6,6 +6,7 @@
 #include <new>
 #include <sstream>
 
+#include "cli/verify_command.h"
 #include "frontend/json_format.h"
 #include "frontend/loader.h"
 #include "report/exit_codes.h"
@@ -74,6 +75,8 @@ std::vector<Command> BuildCommands() {
   commands.push_back(Command{import, RunImport});
   commands.push_back(Command{
       InputsCommand("stats", "Load per-rank graphs and print per-rank statistics."), RunStats});
+  commands.push_back(VerifyCommand());  // cli/verify_command.h
+  commands.push_back(ExplainCommand());
   return commands;
 }
 

@@ -1,0 +1,252 @@
+#include "cli/verify_command.h"
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/loader.h"
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "report/exit_codes.h"
+#include "report/verify_report.h"
+#include "symbolic/inference.h"
+#include "symbolic/lemma_catalogue.h"
+#include "symbolic/relation_spec.h"
+#include "util/diagnostic.h"
+
+namespace gg::cli {
+namespace {
+
+const char kVerifyHelp[] =
+    "Loads the sequential graph (--seq), the per-rank distributed graphs (--dist: files and/or\n"
+    "directories) and the relation spec (--relations, see docs/relations.md), infers a relation\n"
+    "for every S operator the expected outputs depend on, and prints the verdict report.\n"
+    "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN (a limit was hit).\n"
+    "The JSON report (--json) follows docs/report-format.md.";
+
+const char kExplainHelp[] =
+    "Prints every relation found for the S tensor TENSOR (an FX value name of the sequential\n"
+    "graph) and the chain of lemmas that proved it. Takes the inputs of verify, or --from-report\n"
+    "with a JSON report written by 'graphguard verify --json'.\n"
+    "Exit codes: 0 relations found, 1 none found, 2 unknown tensor or bad input.";
+
+// Options shared by verify and explain: the inputs (required by verify only) and the limits.
+std::vector<OptionSpec> InputAndLimitOptions(bool required) {
+  auto maybe_required = [required](OptionSpec spec) { return required ? spec.Required() : spec; };
+  symbolic::InferenceOptions defaults;
+  return {
+      maybe_required(OptionSpec::One("--seq", "FILE", "the sequential model's graph")),
+      maybe_required(
+          OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")),
+      maybe_required(OptionSpec::One("--relations", "SPEC", "the relation spec file")),
+      OptionSpec::One("--max-nodes", "N",
+                      "e-node limit of each local e-graph (default " +
+                          std::to_string(defaults.per_node.nodes) + ")"),
+      OptionSpec::One("--max-iterations", "N",
+                      "saturation iterations per S operator (default " +
+                          std::to_string(defaults.per_node.iterations) + ")"),
+      OptionSpec::One(
+          "--timeout-ms", "N",
+          "time limit of each S operator's saturation in ms (default " +
+              std::to_string(static_cast<int64_t>(defaults.per_node.time.count() * 1000)) + ")"),
+      OptionSpec::One("--hops", "N",
+                      "D computing operators reachable beyond related D tensors (default " +
+                          std::to_string(defaults.compute_hops) + ")"),
+  };
+}
+
+int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& option,
+                           int64_t fallback) {
+  if (!command.Has(option)) return fallback;
+  std::string text = command.One(option);
+  size_t used = 0;
+  int64_t value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value < 0) {
+    throw UsageError("option '" + option + "' needs a non-negative integer, got '" + text + "'");
+  }
+  return value;
+}
+
+// Everything one verification run loads and computes.
+struct VerifyRun {
+  ir::Graph s_graph;
+  ir::Program d_program;
+  symbolic::VerifyResult result;
+  report::VerifyRunInfo info;
+};
+
+VerifyRun RunVerification(const ParsedCommand& command) {
+  VerifyRun run;
+  symbolic::InferenceOptions options;
+  run.info.tool = VersionLine();
+  run.info.seq = command.One("--seq");
+  run.info.dist = command.Many("--dist");
+  run.info.relations = command.One("--relations");
+  run.info.timing = !command.Has("--no-timing");
+  int64_t default_ms = static_cast<int64_t>(options.per_node.time.count() * 1000);
+  run.info.max_nodes =
+      NonNegativeInteger(command, "--max-nodes", static_cast<int64_t>(options.per_node.nodes));
+  run.info.max_iterations = NonNegativeInteger(command, "--max-iterations",
+                                               static_cast<int64_t>(options.per_node.iterations));
+  run.info.timeout_ms = NonNegativeInteger(command, "--timeout-ms", default_ms);
+  int64_t hops = NonNegativeInteger(command, "--hops", options.compute_hops);
+  if (hops > 1000) throw UsageError("option '--hops' is at most 1000, got " + std::to_string(hops));
+  run.info.hops = static_cast<int32_t>(hops);
+  options.per_node.nodes = static_cast<size_t>(run.info.max_nodes);
+  options.per_node.iterations = static_cast<size_t>(run.info.max_iterations);
+  options.per_node.time = std::chrono::milliseconds(run.info.timeout_ms);
+  options.compute_hops = run.info.hops;
+
+  run.s_graph = frontend::LoadGraph(run.info.seq);
+  run.d_program = frontend::LoadProgram(run.info.dist);
+  symbolic::RelationSpec spec = symbolic::RelationSpec::Load(run.info.relations);
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  // Nothing to check would be a silent pass: refuse it.
+  if (relations.expected_outputs.empty()) {
+    throw InputError(run.info.relations, 0, "the spec lists no expected output relation");
+  }
+  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
+                                symbolic::LemmaCatalogue::Default().Rules(), options);
+  return run;
+}
+
+int VerdictExitCode(symbolic::Verdict verdict) {
+  switch (verdict) {
+    case symbolic::Verdict::kRefines:
+      return report::kExitOk;
+    case symbolic::Verdict::kViolation:
+      return report::kExitViolation;
+    case symbolic::Verdict::kUnknown:
+      return report::kExitUnknown;
+  }
+  return report::kExitUnknown;
+}
+
+// Writes `text` to `path` ("-" is `out`); the file is written whole or the error names it.
+void WriteOutput(const std::string& path, const std::string& text, std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    return;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw InputError(path, 0, "cannot open the report file for writing");
+  file << text;
+  file.close();
+  if (!file) throw InputError(path, 0, "could not write the report file");
+}
+
+int RunVerify(const ParsedCommand& command, std::ostream& out) {
+  VerifyRun run = RunVerification(command);
+  std::string json_path = command.One("--json");
+  if (json_path != "-") {
+    out << report::FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  }
+  if (!json_path.empty()) {
+    WriteOutput(
+        json_path,
+        report::VerifyReportJson(run.result, run.s_graph, run.d_program, run.info).dump(2) + "\n",
+        out);
+  }
+  return VerdictExitCode(run.result.verdict);
+}
+
+// 1-based line of byte offset `byte` in `text` (for JSON parse errors).
+int LineOfByte(const std::string& text, size_t byte) {
+  int line = 1;
+  for (size_t i = 0; i < text.size() && i + 1 < byte; ++i) line += text[i] == '\n';
+  return line;
+}
+
+report::RelationTable TableFromReport(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(path, 0, "cannot open the report file");
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  std::string text = buffer.str();
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, LineOfByte(text, e.byte), "malformed JSON report");
+  }
+  return report::RelationTableFromJson(report, path);
+}
+
+int RunExplain(const ParsedCommand& command, std::ostream& out) {
+  const std::string& tensor = command.positional.at(0);
+  report::RelationTable table;
+  std::string where;
+  if (command.Has("--from-report")) {
+    for (const char* option : {"--seq", "--dist", "--relations", "--max-nodes", "--max-iterations",
+                               "--timeout-ms", "--hops"}) {
+      if (command.Has(option)) {
+        throw UsageError(std::string("'--from-report' replaces the inputs; do not also give '") +
+                         option + "'");
+      }
+    }
+    where = command.One("--from-report");
+    table = TableFromReport(where);
+  } else {
+    for (const char* option : {"--seq", "--dist", "--relations"}) {
+      if (!command.Has(option)) {
+        throw UsageError(std::string("missing option '") + option +
+                         "' (or give '--from-report FILE.json')");
+      }
+    }
+    VerifyRun run = RunVerification(command);
+    where = run.info.seq;
+    table = report::RelationTableOf(run.result, run.s_graph);
+  }
+  std::string text;
+  switch (report::FormatExplain(table, tensor, &text)) {
+    case report::ExplainStatus::kFound:
+      out << text;
+      return report::kExitOk;
+    case report::ExplainStatus::kNoRelation:
+      out << text;
+      return report::kExitViolation;
+    case report::ExplainStatus::kUnknownTensor:
+      break;
+  }
+  throw UsageError("unknown S tensor '" + tensor + "' (no value of that name in " + where + ")");
+}
+
+}  // namespace
+
+Command VerifyCommand() {
+  CommandSpec spec;
+  spec.name = "verify";
+  spec.summary = "Check that the distributed graphs refine the sequential one (verdict report).";
+  spec.options = InputAndLimitOptions(/*required=*/true);
+  spec.options.push_back(OptionSpec::One(
+      "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
+  spec.options.push_back(OptionSpec::Flag(
+      "--no-timing", "leave wall-clock times out of both reports (deterministic output)"));
+  spec.description = kVerifyHelp;
+  return Command{spec, RunVerify};
+}
+
+Command ExplainCommand() {
+  CommandSpec spec;
+  spec.name = "explain";
+  spec.summary = "Show the relations of one S tensor and the lemmas that proved them.";
+  spec.positional_metavar = "TENSOR";
+  spec.min_positional = 1;
+  spec.max_positional = 1;
+  spec.options = InputAndLimitOptions(/*required=*/false);
+  spec.options.push_back(
+      OptionSpec::One("--from-report", "FILE.json", "read a 'verify --json' report instead"));
+  spec.description = kExplainHelp;
+  return Command{spec, RunExplain};
+}
+
+}  // namespace gg::cli

@@ -1,0 +1,19 @@
+// Verify and explain commands: `graphguard verify` (load S, D and a relation spec, run relation
+// inference with the lemma catalogue, print the verdict report, optionally write it as JSON) and
+// `graphguard explain TENSOR` (the relations of one S tensor and the lemmas that proved them,
+// recomputed or read from a verify JSON report). Each is one entry of the command table in app.cc.
+#pragma once
+
+#include "cli/app.h"
+
+namespace gg::cli {
+
+// `verify --seq FILE --dist DIR|FILE... --relations SPEC [--json FILE] [limits] [--no-timing]`:
+// exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input (including a spec without outputs).
+Command VerifyCommand();
+
+// `explain TENSOR (--seq FILE --dist DIR|FILE... --relations SPEC | --from-report FILE.json)`:
+// exit 0 when TENSOR has relations, 1 when none was found, 2 for an unknown tensor.
+Command ExplainCommand();
+
+}  // namespace gg::cli

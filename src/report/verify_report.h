@@ -1,0 +1,72 @@
+// Verify report: what `graphguard verify` prints (readable text) and writes (JSON) about a
+// VerifyResult, and the per-tensor relation table `graphguard explain` reads back from either.
+//
+// The JSON schema is documented and versioned in docs/report-format.md (kVerifySchemaVersion).
+// Both renderings are deterministic: with timing off, the same inputs give byte-identical text and
+// JSON (no addresses, no wall-clock values, ordered containers).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "symbolic/inference.h"
+
+namespace gg::report {
+
+inline constexpr const char* kVerifySchemaName = "graphguard.verify-report";
+inline constexpr int kVerifySchemaVersion = 1;
+
+// What the report says about how it was produced (paths as the user gave them, limits).
+struct VerifyRunInfo {
+  std::string tool;               // "graphguard 0.1.0"
+  std::string seq;                // --seq
+  std::vector<std::string> dist;  // --dist
+  std::string relations;          // --relations
+  int64_t max_nodes = 0;          // per local e-graph
+  int64_t max_iterations = 0;
+  int64_t timeout_ms = 0;
+  int32_t hops = 0;
+  bool timing = true;  // false: no wall-clock values anywhere (golden files)
+};
+
+// The readable report: verdict line first, then where/why for VIOLATION and UNKNOWN, the table of
+// expected outputs, and statistics.
+std::string FormatVerifyText(const symbolic::VerifyResult& result, const ir::Graph& s_graph,
+                             const ir::Program& d_program, const VerifyRunInfo& info);
+
+// The JSON report (schema kVerifySchemaName, version kVerifySchemaVersion): everything in the
+// result, including every relation (canonical text) with its proof and per-node statistics.
+nlohmann::ordered_json VerifyReportJson(const symbolic::VerifyResult& result,
+                                        const ir::Graph& s_graph, const ir::Program& d_program,
+                                        const VerifyRunInfo& info);
+
+// One relation of an S tensor as `explain` shows it.
+struct ExplainedRelation {
+  std::string relation;            // "y == concat(1, y@0, y@1)"
+  std::vector<std::string> proof;  // lemma ids and other reasons, in order
+};
+
+// Every S tensor of the sequential graph (also those without a relation), with its relations.
+struct RelationTable {
+  std::map<std::string, std::vector<ExplainedRelation>> tensors;
+  std::map<std::string, std::string> producers;  // S tensor -> "name (op) at file:line"
+};
+
+RelationTable RelationTableOf(const symbolic::VerifyResult& result, const ir::Graph& s_graph);
+// Reads the table back from a JSON report; `file` names it in errors. A report of another schema
+// or version, or a malformed one, is a gg::InputError.
+RelationTable RelationTableFromJson(const nlohmann::json& report, const std::string& file);
+
+enum class ExplainStatus { kFound, kNoRelation, kUnknownTensor };
+
+// Prints the relations of `tensor` and their proofs, or why there are none, into *text.
+ExplainStatus FormatExplain(const RelationTable& table, const std::string& tensor,
+                            std::string* text);
+
+}  // namespace gg::report

@@ -1,0 +1,225 @@
+#include "report/verify_report.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "frontend/loader.h"
+#include "symbolic/lemma_catalogue.h"
+#include "util/diagnostic.h"
+
+namespace gg::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One hand-written goal case (tests/data/goals/<name>) loaded and verified.
+struct GoalRun {
+  ir::Graph s_graph;
+  ir::Program d_program;
+  symbolic::VerifyResult result;
+  VerifyRunInfo info;
+};
+
+GoalRun RunGoal(const std::string& name, const ir::SourceLocation& mm_source = {},
+                symbolic::InferenceOptions options = {}) {
+  fs::path dir = fs::path(GG_TEST_DATA_DIR) / "goals" / name;
+  GoalRun run;
+  run.s_graph = frontend::LoadGraph((dir / "seq.py").string());
+  for (ir::Node& node : run.s_graph.nodes) {
+    if (node.op.name == "mm") node.source = mm_source;
+  }
+  run.d_program = frontend::LoadProgram({(dir / "dist").string()});
+  symbolic::RelationSpec spec = symbolic::RelationSpec::Load((dir / "spec.rel").string());
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
+                                symbolic::LemmaCatalogue::Default().Rules(), options);
+  run.info.tool = "graphguard test";
+  run.info.seq = "seq.py";
+  run.info.dist = {"dist"};
+  run.info.relations = "spec.rel";
+  run.info.timing = false;
+  return run;
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+TEST(VerifyReportText, RefinesStartsWithVerdictAndListsOutputs) {
+  GoalRun run = RunGoal("matmul_colpar");
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kRefines) << run.result.summary;
+  std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(FirstLine(text), "REFINES: " + run.result.summary);
+  EXPECT_NE(text.find("\nexpected outputs\n  implied  relation\n"
+                      "  yes      y == concat(1, y@0, y@1)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("\nwhere\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  e-graph nodes max " + std::to_string(run.result.max_egraph_nodes)),
+            std::string::npos)
+      << text;
+  // Timing off: no wall-clock row; timing on: there is one.
+  EXPECT_EQ(text.find("  time "), std::string::npos) << text;
+  run.info.timing = true;
+  EXPECT_NE(FormatVerifyText(run.result, run.s_graph, run.d_program, run.info).find("  time "),
+            std::string::npos);
+}
+
+// The missing all-reduce: every operator has a relation, but the output's (a sum over ranks) is
+// not the expected replica; the report points at the operator producing the output.
+TEST(VerifyReportText, OutputViolationLocalizesTheProducingOperator) {
+  ir::SourceLocation source{"model/linear.py", 42, "forward", "y = x @ w.t()"};
+  GoalRun run = RunGoal("matmul_rowpar_missing_allreduce", source);
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kViolation) << run.result.summary;
+  std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(FirstLine(text), "VIOLATION: " + run.result.summary);
+  EXPECT_NE(text.find("  S operator    aten::mm.default -> y (node y, line 5 of "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  source        model/linear.py:42 in forward\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  code          y = x @ w.t()\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  failed        expected output y == y@0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("relations inferred for the output\n  y == sum(y@0, y@1)\n"),
+            std::string::npos)
+      << text;
+  // The relations of the operator's inputs: x from the spec, t inferred from w.
+  EXPECT_NE(text.find("\n  x == concat(1, x@0, x@1)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  t == "), std::string::npos) << text;
+  EXPECT_NE(text.find("D operators that were candidates ("), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  no       y == y@0\n"), std::string::npos) << text;
+}
+
+TEST(VerifyReportText, OperatorViolationListsStatusAndCandidates) {
+  GoalRun run = RunGoal("softmax_sharded_dim");
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kViolation) << run.result.summary;
+  ASSERT_TRUE(run.result.first_failure.has_value());
+  const symbolic::NodeOutcome& f = run.result.nodes[*run.result.first_failure];
+  std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_NE(text.find("  S operator    aten::_softmax.default -> y"), std::string::npos) << text;
+  EXPECT_NE(text.find("  source        (not recorded)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  status        no-relation (search "), std::string::npos) << text;
+  EXPECT_NE(text.find("  why           " + f.detail + "\n"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("D operators that were candidates (" + std::to_string(f.candidates.size()) + ")"),
+      std::string::npos)
+      << text;
+  ASSERT_FALSE(f.candidates.empty());
+  EXPECT_NE(text.find("\n  " + f.candidates.front() + "\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("limit hit"), std::string::npos) << text;
+}
+
+TEST(VerifyReportText, UnknownNamesTheLimit) {
+  symbolic::InferenceOptions options;
+  options.per_node.iterations = 0;
+  GoalRun run = RunGoal("matmul_rowpar", {}, options);
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kUnknown) << run.result.summary;
+  std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(FirstLine(text), "UNKNOWN: " + run.result.summary);
+  EXPECT_NE(text.find("  limit hit     " +
+                      std::string(symbolic::StopReasonName(symbolic::StopReason::kIterationLimit)) +
+                      "\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(VerifyReportJson, CarriesVerdictRelationsProofsAndNoTimingWhenOff) {
+  GoalRun run = RunGoal("matmul_rowpar_missing_allreduce");
+  nlohmann::ordered_json j = VerifyReportJson(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(j["schema"], kVerifySchemaName);
+  EXPECT_EQ(j["schema_version"], kVerifySchemaVersion);
+  EXPECT_EQ(j["verdict"], "VIOLATION");
+  EXPECT_EQ(j["first_failure"]["node"], "y");
+  EXPECT_EQ(j["first_failure"]["output_index"], 0);
+  EXPECT_FALSE(j["first_failure"]["node_index"].is_null());
+  EXPECT_EQ(j["outputs"].size(), 2u);  // `replicate`: one relation per rank
+  EXPECT_EQ(j["outputs"][0]["implied"], false);
+  EXPECT_EQ(j["nodes"].size(), run.result.nodes.size());
+  EXPECT_EQ(j["tensors"]["x"]["relations"][0]["expr"], "concat(1, x@0, x@1)");
+  EXPECT_EQ(j["tensors"]["x"]["produced_by"], "graph input");
+  EXPECT_EQ(j["tensors"]["y"]["produced_by"], "node y: aten::mm.default");
+  EXPECT_EQ(j["tensors"]["y"]["relations"][0]["expr"], "sum(y@0, y@1)");
+  EXPECT_EQ(j["tensors"]["y"]["relations"][0]["origin"], "inferred");
+  EXPECT_EQ(j.dump().find("\"seconds\""), std::string::npos);
+  run.info.timing = true;
+  nlohmann::ordered_json timed = VerifyReportJson(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_TRUE(timed["stats"].contains("seconds"));
+  EXPECT_TRUE(timed["nodes"][0].contains("seconds"));
+}
+
+TEST(VerifyReportJson, IsDeterministic) {
+  GoalRun a = RunGoal("layernorm_seqpar");
+  GoalRun b = RunGoal("layernorm_seqpar");
+  EXPECT_EQ(VerifyReportJson(a.result, a.s_graph, a.d_program, a.info).dump(2),
+            VerifyReportJson(b.result, b.s_graph, b.d_program, b.info).dump(2));
+  EXPECT_EQ(FormatVerifyText(a.result, a.s_graph, a.d_program, a.info),
+            FormatVerifyText(b.result, b.s_graph, b.d_program, b.info));
+}
+
+TEST(RelationTable, ReadsBackFromTheJsonReport) {
+  GoalRun run = RunGoal("matmul_colpar");
+  RelationTable direct = RelationTableOf(run.result, run.s_graph);
+  nlohmann::json parsed = nlohmann::json::parse(
+      VerifyReportJson(run.result, run.s_graph, run.d_program, run.info).dump());
+  EXPECT_EQ(parsed["verdict"], "REFINES");
+  EXPECT_TRUE(parsed["first_failure"].is_null());
+  RelationTable read = RelationTableFromJson(parsed, "r.json");
+  ASSERT_EQ(direct.tensors.size(), read.tensors.size());
+  for (const auto& [name, rels] : direct.tensors) {
+    ASSERT_EQ(read.tensors.count(name), 1u) << name;
+    ASSERT_EQ(read.tensors[name].size(), rels.size()) << name;
+    for (size_t i = 0; i < rels.size(); ++i) {
+      EXPECT_EQ(read.tensors[name][i].relation, rels[i].relation);
+      EXPECT_EQ(read.tensors[name][i].proof, rels[i].proof);
+    }
+    EXPECT_EQ(read.producers[name], direct.producers[name]);
+  }
+}
+
+TEST(RelationTable, RejectsOtherSchemasAndMalformedEntries) {
+  EXPECT_THROW(RelationTableFromJson(nlohmann::json::array(), "r.json"), InputError);
+  EXPECT_THROW(RelationTableFromJson({{"schema", "other"}}, "r.json"), InputError);
+  nlohmann::json wrong_version = {
+      {"schema", kVerifySchemaName}, {"schema_version", 99}, {"tensors", nlohmann::json::object()}};
+  EXPECT_THROW(RelationTableFromJson(wrong_version, "r.json"), InputError);
+  nlohmann::json bad_entry = {{"schema", kVerifySchemaName},
+                              {"schema_version", kVerifySchemaVersion},
+                              {"tensors", {{"x", {{"produced_by", "input x"}, {"relations", 3}}}}}};
+  try {
+    RelationTableFromJson(bad_entry, "r.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "r.json");
+    EXPECT_NE(e.problem().find("tensor \"x\""), std::string::npos) << e.problem();
+  }
+}
+
+TEST(Explain, FoundNoneAndUnknown) {
+  RelationTable table;
+  table.tensors["x"] = {{"x == concat(1, x@0, x@1)", {"spec: spec.rel:2: input x = shard(1)"}}};
+  table.tensors["y"] = {{"y == concat(1, y@0, y@1)", {"relation of x", "mm-concat-cols"}}};
+  table.tensors["z"] = {};
+  table.producers["y"] = "node y: aten::mm.default";
+  std::string text;
+  EXPECT_EQ(FormatExplain(table, "y", &text), ExplainStatus::kFound);
+  EXPECT_EQ(text,
+            "y (node y: aten::mm.default): 1 relation\n\n"
+            "1. y == concat(1, y@0, y@1)\n"
+            "   proof:\n"
+            "     1. relation of x\n"
+            "     2. mm-concat-cols\n");
+  EXPECT_EQ(FormatExplain(table, "z", &text), ExplainStatus::kNoRelation);
+  EXPECT_EQ(text, "z: no relation was found\n");
+  EXPECT_EQ(FormatExplain(table, "nope", &text), ExplainStatus::kUnknownTensor);
+}
+
+TEST(Explain, RefinesCaseShowsAMatmulLemma) {
+  GoalRun run = RunGoal("matmul_colpar");
+  std::string text;
+  ASSERT_EQ(FormatExplain(RelationTableOf(run.result, run.s_graph), "y", &text),
+            ExplainStatus::kFound);
+  EXPECT_NE(text.find("y == concat(1, y@0, y@1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("mm-"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gg::report
