@@ -147,14 +147,15 @@ void WriteOutput(const std::string& path, const std::string& text, std::ostream&
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
   VerifyRun run = RunVerification(command);
   std::string json_path = command.One("--json");
-  if (json_path != "-") {
-    out << report::FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
-  }
+  // The JSON file first: an unwritable path is bad input before anything was printed.
   if (!json_path.empty()) {
     WriteOutput(
         json_path,
         report::VerifyReportJson(run.result, run.s_graph, run.d_program, run.info).dump(2) + "\n",
         out);
+  }
+  if (json_path != "-") {
+    out << report::FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
   }
   return VerdictExitCode(run.result.verdict);
 }

@@ -60,6 +60,7 @@ expect_bad_input "bad.rel:2" verify --seq "$C/seq.py" --dist "$C/dist" --relatio
 grep -v '^output' "$C/spec.rel" >"$TMP/no_outputs.rel"
 expect_bad_input "no_outputs.rel: the spec lists no expected output relation" \
   verify --seq "$C/seq.py" --dist "$C/dist" --relations "$TMP/no_outputs.rel"
+expect_bad_input "report file" verify --seq "$C/seq.py" --dist "$C/dist" --relations "$C/spec.rel" --json "$TMP/no/such/dir/r.json"
 expect_bad_input "relations" verify --seq "$C/seq.py" --dist "$C/dist"
 expect_bad_input "max-nodes" verify --seq "$C/seq.py" --dist "$C/dist" --relations "$C/spec.rel" --max-nodes lots
 expect_bad_input "hops" verify --seq "$C/seq.py" --dist "$C/dist" --relations "$C/spec.rel" --hops -1
