@@ -29,14 +29,18 @@ const ir::OpInfo* InfoOf(const ir::Node& node) {
   return ir::OpRegistry::Default().Find(node.op);
 }
 
-// Nodes whose value depends on no tensor's value: factories, constants, and buffers with
-// unspecified contents (empty_like reads only its input's shape). They need no relation: their
-// own term stands for them.
-bool InputFree(const ir::Node& node) {
+// Nodes whose value depends on no graph input's value: factories, constants, buffers with
+// unspecified contents (empty_like reads only its input's shape), and operators reading only such
+// nodes (lift_fresh_copy of a constant). They need no relation: their own term stands for them.
+bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth = 0) {
   if (node.kind == ir::NodeKind::kInput) return false;
   const ir::OpInfo* info = InfoOf(node);
   if (info && info->traits.nondeterministic_init) return true;
-  return node.TensorInputs().empty();
+  if (depth >= 4) return node.TensorInputs().empty();
+  for (TensorRef in : node.TensorInputs()) {
+    if (!InputFree(graph, graph.node(in.node), depth + 1)) return false;
+  }
+  return true;
 }
 
 ir::CollectiveKind CollectiveOf(const ir::Node& node) {
@@ -188,6 +192,9 @@ class LocalGraph {
 
   EGraph& egraph() { return egraph_; }
   const TensorAnalysis& analysis() const { return *analysis_; }
+  // Values of graph constants stated by the spec, for lowering S and D nodes that read them.
+  void SetConstants(const ConstantValues* constants) { constants_ = constants; }
+  const ConstantValues* constants() const { return constants_; }
   const LeafTable& leaves() const { return leaves_; }
 
   ClassId SLeaf(TensorRef ref) {
@@ -283,6 +290,7 @@ class LocalGraph {
     while (!frontier_.empty()) {
       DKey key = frontier_.front();
       frontier_.erase(frontier_.begin());
+      if (HopOf(key.rank, key.ref) == 0) AddStructuralProducer(key.rank, key.ref);
       for (ir::NodeId consumer : d_index_.Consumers(key.rank, key.ref.node)) {
         TryAddD(key.rank, consumer);
         if (added_d_.size() >= options_.max_d_nodes) {
@@ -308,7 +316,7 @@ class LocalGraph {
   std::optional<ClassId> LowerInputFreeS(ir::NodeId id) {
     LoweredNode lowered = LowerNode(
         egraph_, *analysis_, s_graph_, id, [&](TensorRef r) { return SLeaf(r); },
-        "S:" + std::to_string(id));
+        "S:" + std::to_string(id), constants_);
     for (size_t i = 0; i < lowered.outputs.size(); ++i) {
       if (lowered.outputs[i]) {
         egraph_.Union(SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered.outputs[i],
@@ -334,7 +342,9 @@ class LocalGraph {
       int32_t h = HopOf(rank, in);
       if (h < 0) {
         const ir::Node& producer = d_program_.rank(rank).node(in.node);
-        if (!InputFree(producer) || !producer.outputs[in.output].type) return std::nullopt;
+        if (!InputFree(d_program_.rank(rank), producer) || !producer.outputs[in.output].type) {
+          return std::nullopt;
+        }
         AddD(rank, in.node, 0);
         h = HopOf(rank, in);
         if (h < 0) return std::nullopt;
@@ -366,15 +376,44 @@ class LocalGraph {
     AddD(rank, id, *hop);
   }
 
-  bool Structural(const LoweredNode& lowered) const {
+  // A lowering that only rearranges: every output is one of the inputs (clone, copy, a full
+  // slice_scatter) or a class of relation ops.
+  bool Structural(const LoweredNode& lowered, const std::set<ClassId>& inputs = {}) const {
     for (size_t i = 0; i < lowered.outputs.size(); ++i) {
       if (!lowered.outputs[i]) continue;
       if (lowered.opaque[i]) return false;
+      if (inputs.count(egraph_.Find(*lowered.outputs[i]))) continue;
       for (const ENode& n : egraph_.Nodes(*lowered.outputs[i])) {
         if (!lang_.is_relation(n.op)) return false;
       }
     }
     return true;
+  }
+
+  // Relations often name a piece of a D tensor (a split output, a view) rather than the tensor:
+  // D operators reading the whole (slice_scatter of the fused QKV) need the whole present. So a
+  // structural producer (only relation ops: views, slices, splits) of a related D tensor is
+  // added, and its inputs are related D tensors too (hop 0): its equalities are D's own.
+  void AddStructuralProducer(int32_t rank, TensorRef ref) {
+    if (added_d_.count({rank, ref.node})) return;
+    const ir::Graph& g = d_program_.rank(rank);
+    const ir::Node& node = g.node(ref.node);
+    if (node.kind != ir::NodeKind::kOperator || CollectiveOf(node) != ir::CollectiveKind::kNone) {
+      return;
+    }
+    const std::string salt = "D" + std::to_string(rank) + ":" + std::to_string(ref.node);
+    std::set<ClassId> inputs;
+    LoweredNode lowered = LowerNode(
+        egraph_, *analysis_, g, ref.node,
+        [&](TensorRef r) {
+          ClassId c = DLeafNoExpand(rank, r, options_.compute_hops + 1);
+          inputs.insert(egraph_.Find(c));
+          return c;
+        },
+        salt, constants_);
+    if (!Structural(lowered, inputs)) return;
+    for (TensorRef in : node.TensorInputs()) DLeaf(rank, in, 0);
+    AddD(rank, ref.node, 0);
   }
 
   void AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
@@ -403,12 +442,19 @@ class LocalGraph {
         outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
       }
     } else {
+      std::set<ClassId> input_classes;
       LoweredNode lowered = LowerNode(
           egraph_, *analysis_, g, id,
-          [&](TensorRef r) { return DLeaf(rank, r, std::max(HopOf(rank, r), 0)); },
-          "D" + std::to_string(rank) + ":" + std::to_string(id));
+          [&](TensorRef r) {
+            ClassId c = DLeaf(rank, r, std::max(HopOf(rank, r), 0));
+            input_classes.insert(c);
+            return c;
+          },
+          "D" + std::to_string(rank) + ":" + std::to_string(id), constants_);
       outputs = lowered.outputs;
-      structural = Structural(lowered);
+      std::set<ClassId> canonical;
+      for (ClassId c : input_classes) canonical.insert(egraph_.Find(c));
+      structural = Structural(lowered, canonical);
     }
     int32_t hop = input_hop + (structural ? 0 : 1);
     if (hop > options_.compute_hops) {
@@ -456,6 +502,7 @@ class LocalGraph {
   std::vector<DKey> frontier_;
   std::set<std::pair<int32_t, ir::NodeId>> added_d_;
   bool d_limit_hit_ = false;
+  const ConstantValues* constants_ = nullptr;
 };
 
 // Cost of clean terms: one per relation op or D tensor; constants are free; anything else is
@@ -633,7 +680,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       for (const InferredRelation& rel : it->second) {
         local.egraph().Union(leaf, local.AddRelExpr(rel.relation.expr), reason);
       }
-    } else if (InputFree(s_graph.node(in.node))) {
+    } else if (InputFree(s_graph, s_graph.node(in.node))) {
       local.LowerInputFreeS(in.node);
     } else {
       missing->push_back(in);
@@ -644,7 +691,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   for (size_t idx = 0; idx < s_graph.nodes.size(); ++idx) {
     ir::NodeId id = static_cast<ir::NodeId>(idx);
     const ir::Node& node = s_graph.node(id);
-    if (!needed[id] || node.kind != ir::NodeKind::kOperator || InputFree(node)) continue;
+    if (!needed[id] || node.kind != ir::NodeKind::kOperator || InputFree(s_graph, node)) continue;
     std::vector<size_t> outs;
     bool all_assumed = true;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -659,6 +706,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     outcome.s_node = id;
     auto node_start = Clock::now();
     LocalGraph local(s_graph, d_program, d_index, options);
+    local.SetConstants(&spec.constants);
     std::vector<TensorRef> missing;
     // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
     std::vector<std::optional<ClassId>> lowered(node.outputs.size());
@@ -678,7 +726,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       LoweredNode l = LowerNode(
           local.egraph(), local.analysis(), s_graph, id,
           [&](TensorRef r) { return input_class(local, r, &missing); },
-          "S:" + std::to_string(id));
+          "S:" + std::to_string(id), &spec.constants);
       lowered = l.outputs;
       opaque = l.opaque;
     }

@@ -4,6 +4,7 @@
 #include "symbolic/lemma_conditions.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 
@@ -102,6 +103,27 @@ bool EqualSplits(const EGraph& g, const Bindings& b) {
     if (!sx || !sy || sx->size() != sy->size()) return false;
     auto d = Norm(IntOf(g, b.Var("d")), sx->size());
     if (!d || (*sx)[*d] != (*sy)[*d]) return false;
+  }
+  return true;
+}
+
+// ?xs (rank R) and ?ys (rank Q <= R) are concats along ?d and ?e that are the same dim once
+// right-aligned for broadcasting (d - R = e - Q), with pairwise equal sizes there, and each y
+// piece broadcasts against its x piece (every other dim 1 or equal). Bias adds: [s, b, n] + [n].
+bool AlignedSplits(const EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.size() != ys.size() || xs.empty()) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto sx = ShapeOf(g, xs[i]), sy = ShapeOf(g, ys[i]);
+    if (!sx || !sy || sy->size() > sx->size()) return false;
+    auto d = Norm(IntOf(g, b.Var("d")), sx->size());
+    auto e = Norm(IntOf(g, b.Var("e")), sy->size());
+    const int64_t shift = static_cast<int64_t>(sx->size() - sy->size());
+    if (!d || !e || *d != *e + shift || (*sx)[*d] != (*sy)[*e]) return false;
+    for (size_t k = 0; k < sy->size(); ++k) {
+      if ((*sy)[k] != 1 && (*sy)[k] != (*sx)[k + shift]) return false;
+    }
   }
   return true;
 }
@@ -496,10 +518,114 @@ std::optional<ClassId> VocabParallelEmbedding(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(parts));
 }
 
+// ---- vLLM vocabulary masks (integer ids compared with numbers) ------------------------------
+
+// ?x holds integers (or bools) and ?a, ?b are numbers that are not NaN: then x >= a is exactly
+// not(x < a), which De Morgan rewrites of the range masks need.
+bool IntegerIdsNumericBounds(const EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  if (!x || ir::IsFloatingPoint(x->dtype)) return false;
+  for (const char* bound : {"a", "b"}) {
+    const auto& f = FactsOf(g, b.Var(bound)).fconstant;
+    if (!f || std::isnan(*f)) return false;
+  }
+  return true;
+}
+
+// The matched term has exactly ?y's type (so replacing it by ?y keeps shape and dtype), and ?k,
+// when bound, is a finite number (false * k = 0 needs k finite).
+bool SameTypeAsY(const EGraph& g, const Bindings& b) {
+  const auto& root = TypeOf(g, b.match().eclass);
+  const auto& y = TypeOf(g, b.Var("y"));
+  if (!root || !y || *root != *y) return false;
+  if (auto k = MaybeVar(b, "k")) {
+    const auto& f = FactsOf(g, *k).fconstant;
+    if (!f || !std::isfinite(*f)) return false;
+  }
+  return true;
+}
+
+// (mul (not ?m) (sub ?x (mul (not ?m) ?o))) with ?o a number: where m holds the product is 0, elsewhere
+// x - o, i.e. masked_fill(x - o, m, 0) — the ids a vocabulary shard looks up (vLLM writes the
+// masked ids as valid * (x - valid * offset)).
+std::optional<ClassId> MaskedOffsetIds(EGraph& g, const Bindings& b) {
+  ClassId o = b.Var("o");
+  const auto& f = FactsOf(g, o).fconstant;
+  if (!f || !std::isfinite(*f) || TypeOf(g, o)) return std::nullopt;
+  ClassId shifted = AddOp(g, *Lang().ops().Find("sub"), {b.Var("x"), o});
+  return AddOp(g, *Lang().ops().Find("masked_fill"),
+               {shifted, b.Var("m"), g.Add(Lang().Flt(0.0))});
+}
+
+// ---- vLLM Qwen2 attention block --------------------------------------------------------------
+
+// (slice (add ?y ?x) ?d ?s ?e) with ?x of the result's shape and ?y of lower rank (right-aligned,
+// a bias): the add of the slices, ?y cut along its own copy of dim ?d, or kept whole when it
+// broadcasts there (size 1 or absent).
+std::optional<ClassId> SliceOfAddBcast(EGraph& g, const Bindings& b) {
+  ClassId x = b.Var("x"), y = b.Var("y");
+  auto sx = ShapeOf(g, x), sy = ShapeOf(g, y);
+  if (!sx || !sy || sy->size() >= sx->size()) return std::nullopt;
+  const int64_t shift = static_cast<int64_t>(sx->size() - sy->size());
+  for (size_t k = 0; k < sy->size(); ++k) {  // y broadcasts into x: the sum has x's shape
+    if ((*sy)[k] != 1 && (*sy)[k] != (*sx)[k + shift]) return std::nullopt;
+  }
+  auto d = Norm(IntOf(g, b.Var("d")), sx->size());
+  if (!d) return std::nullopt;
+  ClassId s = b.Var("s"), e = b.Var("e");
+  ClassId sliced_x = AddOp(g, Lang().slice, {x, AddNum(g, *d), s, e});
+  ClassId sliced_y = y;
+  if (*d >= shift && (*sy)[*d - shift] != 1) {
+    sliced_y = AddOp(g, Lang().slice, {y, AddNum(g, *d - shift), s, e});
+  }
+  return AddOp(g, *Lang().ops().Find("add"), {sliced_y, sliced_x});
+}
+
+// (rope (concat ?d ?xs...) ?p ?c ?hs ?nx): rotary embedding acts on each head of ?hs columns of
+// the last dim alone, so it splits along the last dim at head boundaries (a split of the tokens
+// would need the positions split alike, which this lemma does not look at).
+bool RopeSplitsAtHeads(const EGraph& g, const Bindings& b) {
+  auto hs = IntOf(g, b.Var("hs"));
+  if (!hs || *hs <= 0) return false;
+  for (ClassId x : b.List("xs")) {
+    auto shape = ShapeOf(g, x);
+    if (!shape || shape->size() != 2) return false;
+    auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+    if (!d || *d != 1 || (*shape)[1] % *hs != 0) return false;  // tokens need their positions
+  }
+  return true;
+}
+
+// (attention (concat 1 ?xs...) (concat 1 ?ys...) (concat 1 ?zs...)): queries [T, Hq, d] split
+// into head groups, keys and values [T, Hkv, d] alike; grouped-query attention lets query head h
+// read kv head h / (Hq / Hkv), so the split is exact when every piece keeps that ratio.
+bool GqaSplits(const EGraph& g, const Bindings& b) {
+  const auto& qs = b.List("xs");
+  const auto& ks = b.List("ys");
+  const auto& vs = b.List("zs");
+  if (qs.size() != ks.size() || qs.size() != vs.size() || qs.empty()) return false;
+  int64_t hq = 0, hkv = 0;
+  std::vector<std::pair<int64_t, int64_t>> heads;
+  for (size_t i = 0; i < qs.size(); ++i) {
+    auto q = ShapeOf(g, qs[i]), k = ShapeOf(g, ks[i]), v = ShapeOf(g, vs[i]);
+    if (!q || !k || !v || q->size() != 3 || *k != *v || k->size() != 3) return false;
+    if ((*q)[0] != (*k)[0] || (*q)[2] != (*k)[2] || (*k)[1] == 0) return false;
+    hq += (*q)[1];
+    hkv += (*k)[1];
+    heads.emplace_back((*q)[1], (*k)[1]);
+  }
+  if (hkv == 0 || hq % hkv != 0) return false;
+  for (const auto& [q, k] : heads) {
+    if (q != k * (hq / hkv)) return false;
+  }
+  return true;
+}
+
 ConditionTable BuildConditions() {
   ConditionTable t;
   t.Add("bcast-along-d", BroadcastsAlongD);
   t.Add("equal-splits", EqualSplits);
+  t.Add("aligned-splits", AlignedSplits);
   t.Add("batch-splits-match", [](const EGraph& g, const Bindings& b) {
     return PairwiseDims(g, b, 0, 0);
   });
@@ -516,6 +642,10 @@ ConditionTable BuildConditions() {
   t.Add("transpose-other-dim", TransposeOtherDim);
   t.Add("d-equals-a", DEqualsA);
   t.Add("dim-nonneg", DimNonNegative);
+  t.Add("integer-ids-numeric-bounds", IntegerIdsNumericBounds);
+  t.Add("same-type-as-y", SameTypeAsY);
+  t.Add("rope-splits-at-heads", RopeSplitsAtHeads);
+  t.Add("gqa-splits", GqaSplits);
   return t;
 }
 
@@ -529,6 +659,8 @@ ApplierTable BuildAppliers() {
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
+  t.Add("masked-offset-ids", MaskedOffsetIds);
+  t.Add("slice-of-add-bcast", SliceOfAddBcast);
   return t;
 }
 

@@ -53,9 +53,10 @@ std::string ValueText(const Value& v) {
 class LowerContext {
  public:
   LowerContext(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
-               const ir::Node& node, const BoundArgs& args, const TensorClassFn& tensor_class)
-      : egraph_(egraph),
-        analysis_(analysis),
+               const ir::Node& node, const BoundArgs& args, const TensorClassFn& tensor_class,
+               const ConstantValues* constants = nullptr)
+      : constants_(constants),
+        egraph_(egraph),
         graph_(graph),
         node_(node),
         args_(args),
@@ -140,9 +141,54 @@ class LowerContext {
 
   const ir::Node& node() const { return node_; }
 
+  // A scalar argument as `(flt v)`: a number, or a tensor read (through lift_fresh_copy / clone)
+  // from a graph constant whose value the spec states (`constant` statements).
+  ClassId Scalar(const char* name) const {
+    const Value& v = Arg(name);
+    if (v.is_number()) return Fl(v.as_double());
+    if (!v.is_tensor()) throw NotCovered{};
+    ir::TensorRef ref = v.as_tensor();
+    for (int steps = 0; steps < 8; ++steps) {
+      const ir::Node& producer = graph_.node(ref.node);
+      if (producer.kind == ir::NodeKind::kConstant) {
+        if (constants_ == nullptr) throw NotCovered{};
+        auto it = constants_->find(producer.name);
+        if (it == constants_->end()) throw NotCovered{};
+        return Fl(it->second);
+      }
+      const std::string& op = producer.op.name;
+      if (producer.kind != ir::NodeKind::kOperator ||
+          (op != "lift_fresh_copy" && op != "clone" && op != "detach" && op != "alias")) {
+        throw NotCovered{};
+      }
+      std::vector<ir::TensorRef> ins = producer.TensorInputs();
+      if (ins.size() != 1) throw NotCovered{};
+      ref = ins[0];
+    }
+    throw NotCovered{};
+  }
+  // The tensors of a list argument that may hold None entries (index, index_put).
+  std::vector<std::optional<ir::TensorRef>> OptionalTensors(const char* name) const {
+    const Value& v = Arg(name);
+    if (!v.is_list()) throw NotCovered{};
+    std::vector<std::optional<ir::TensorRef>> out;
+    for (const Value& item : v.as_list()) {
+      if (item.is_none()) {
+        out.push_back(std::nullopt);
+      } else if (item.is_tensor()) {
+        out.push_back(item.as_tensor());
+      } else {
+        throw NotCovered{};
+      }
+    }
+    return out;
+  }
+  const ir::Graph& graph() const { return graph_; }
+  ClassId TensorClass(ir::TensorRef ref) const { return tensor_class_(ref); }
+
  private:
+  const ConstantValues* constants_;
   EGraph& egraph_;
-  const TensorAnalysis& analysis_;
   const ir::Graph& graph_;
   const ir::Node& node_;
   const BoundArgs& args_;
@@ -382,6 +428,87 @@ Outputs UnifiedAttention(const LowerContext& l) {
   return {std::nullopt, l.Op("attention", {l.T("query"), l.T("key"), l.T("value")})};
 }
 
+// index(self, [ids]): rows of self picked by integer ids (one index tensor on dim 0), which is
+// an embedding lookup.
+Outputs Index(const LowerContext& l) {
+  auto indices = l.OptionalTensors("indices");
+  if (indices.size() != 1 || !indices[0]) throw NotCovered{};
+  ir::DType dtype = l.graph().type(*indices[0]).dtype;
+  if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
+  if (l.InType("self").shape.size() != 2) throw NotCovered{};
+  return One(l.Op("embedding", {l.T("self"), l.TensorClass(*indices[0])}));
+}
+
+// index_put(self, [mask], v) with one bool mask over self's leading dims and a known scalar v:
+// masked_fill with the mask extended by trailing 1s to self's rank.
+Outputs IndexPut(const LowerContext& l) {
+  if (!l.IsNone("accumulate") && l.I("accumulate") != 0) throw NotCovered{};
+  auto indices = l.OptionalTensors("indices");
+  if (indices.size() != 1 || !indices[0]) throw NotCovered{};
+  const TensorType& mask_type = l.graph().type(*indices[0]);
+  const TensorType& self_type = l.InType("self");
+  if (mask_type.dtype != ir::DType::kBool || mask_type.shape.size() > self_type.shape.size()) {
+    throw NotCovered{};
+  }
+  std::vector<ClassId> reshape{l.TensorClass(*indices[0])};
+  for (size_t i = 0; i < self_type.shape.size(); ++i) {
+    if (i < mask_type.shape.size()) {
+      if (mask_type.shape[i] != self_type.shape[i] || !mask_type.shape[i].is_static()) {
+        throw NotCovered{};
+      }
+      reshape.push_back(l.N(mask_type.shape[i].value()));
+    } else {
+      reshape.push_back(l.N(1));
+    }
+  }
+  ClassId mask = reshape[0];
+  if (mask_type.shape.size() < self_type.shape.size()) mask = l.Op("reshape", std::move(reshape));
+  return One(l.Op("masked_fill", {l.T("self"), mask, l.Scalar("values")}));
+}
+
+Outputs BitwiseOr(const LowerContext& l) {
+  if (l.InType("self").dtype != ir::DType::kBool || l.InType("other").dtype != ir::DType::kBool) {
+    throw NotCovered{};
+  }
+  return One(l.Op("or", {l.T("self"), l.T("other")}));
+}
+
+Outputs BitwiseAnd(const LowerContext& l) {
+  if (l.InType("self").dtype != ir::DType::kBool || l.InType("other").dtype != ir::DType::kBool) {
+    throw NotCovered{};
+  }
+  return One(l.Op("and", {l.T("self"), l.T("other")}));
+}
+
+Outputs BitwiseNot(const LowerContext& l) {
+  if (l.InType("self").dtype != ir::DType::kBool) throw NotCovered{};
+  return One(l.Op("not", {l.T("self")}));
+}
+
+// slice_scatter(self, src, dim, start, end): src in place of self[start:end] along dim, i.e.
+// cat(dim, self[:start], src, self[end:]) (the whole of src when it covers the dimension).
+Outputs SliceScatter(const LowerContext& l) {
+  if (l.I("step") != 1) throw NotCovered{};
+  int64_t dim = l.Dim(l.I("dim"));
+  int64_t size = l.Size("self", dim);
+  int64_t start = l.IsNone("start") ? 0 : l.I("start");
+  int64_t end = l.IsNone("end") ? size : l.I("end");
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  if (l.Size("src", dim) != end - start) throw NotCovered{};
+  if (start == 0 && end == size) {
+    if (l.InType("src") != l.InType("self")) throw NotCovered{};
+    return One(l.T("src"));
+  }
+  std::vector<ClassId> pieces{l.N(dim)};
+  if (start > 0) pieces.push_back(l.Slice(l.T("self"), dim, 0, start));
+  pieces.push_back(l.T("src"));
+  if (end < size) pieces.push_back(l.Slice(l.T("self"), dim, end, size));
+  return One(l.Op("concat", std::move(pieces)));
+}
+
 constexpr char kNeg[] = "neg";
 constexpr char kExp[] = "exp";
 constexpr char kLog[] = "log";
@@ -458,6 +585,12 @@ const std::map<std::string, LowerFn>& Table() {
       {"_C::silu_and_mul.default", SiluAndMul},
       {"_C::rotary_embedding.default", RotaryEmbedding},
       {"vllm::unified_attention_with_output.default", UnifiedAttention},
+      {"aten::index.Tensor", Index},
+      {"aten::index_put.default", IndexPut},
+      {"aten::bitwise_or.Tensor", BitwiseOr},
+      {"aten::bitwise_and.Tensor", BitwiseAnd},
+      {"aten::bitwise_not.default", BitwiseNot},
+      {"aten::slice_scatter.default", SliceScatter},
   };
   return table;
 }
@@ -478,7 +611,7 @@ std::vector<std::string> LoweredOperators() {
 
 LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
-                      const std::string& salt) {
+                      const std::string& salt, const ConstantValues* constants) {
   const ir::Node& node = graph.node(node_id);
   const TensorLanguage& lang = TensorLanguage::Get();
   LoweredNode result;
@@ -499,7 +632,7 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
     if (it != Table().end()) {
       try {
         BoundArgs args(info->schema, node);
-        LowerContext context(egraph, analysis, graph, node, args, tensor_class);
+        LowerContext context(egraph, analysis, graph, node, args, tensor_class, constants);
         Outputs outs = it->second(context);
         // Functionalized entries already list the void return first.
         if (outs.size() == node.outputs.size()) lowered = std::move(outs);

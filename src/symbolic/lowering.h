@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,9 +37,13 @@ bool IsCollective(const ir::Node& node);
 // nodes are never equated. Every produced term is checked against the node's annotated output
 // type; a term whose type disagrees is replaced by an opaque term (the lowering table is then
 // wrong for that case, which the tests watch for).
+// `constants` gives the values of graph constants by name (a spec's `constant` statements):
+// a scalar argument read from such a constant (through lift_fresh_copy) is that number; without a
+// value the reading node stays opaque.
+using ConstantValues = std::map<std::string, double>;
 LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
-                      const std::string& salt);
+                      const std::string& salt, const ConstantValues* constants = nullptr);
 
 // Operators with a lowering entry (sorted), for documentation and tests.
 std::vector<std::string> LoweredOperators();

@@ -5,6 +5,7 @@
 // cyclic input patterns. The language is documented in docs/relations.md.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct SpecResult {
   std::vector<Relation> inputs;            // every S input, one or more relations each
   std::vector<Relation> assumed;           // cut points on intermediate S tensors
   std::vector<Relation> expected_outputs;  // only the outputs the spec lists
+  // Values of graph constants (`self._tensor_constantN`, whose values captures omit) by name, in S
+  // and every rank of D: every element of the constant equals the value.
+  std::map<std::string, double> constants;
 };
 
 // Evaluates `spec` against the graphs: binds lets and groups, resolves selectors, expands

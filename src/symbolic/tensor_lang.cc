@@ -1,6 +1,7 @@
 #include "symbolic/tensor_lang.h"
 
 #include <bit>
+#include <cmath>
 #include <numeric>
 
 namespace gg::symbolic {
@@ -64,6 +65,9 @@ const std::vector<TensorOpInfo> kOps = {
     // causal attention of q [T, Hq, d] over k, v [T, Hkv, d] (Hq a multiple of Hkv: GQA).
     {"rope", 5, false, TensorRule::kUnary},               // (rope x positions cache hs neox)
     {"attention", 3, false, TensorRule::kUnary},          // (attention q k v)
+    {"or", 2, false, TensorRule::kCompare},               // (or a b): logical or of bool masks
+    {"and", 2, false, TensorRule::kCompare},              // (and a b): logical and of bool masks
+    {"not", 1, false, TensorRule::kUnary},                // (not m): logical not of a bool mask
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -298,6 +302,19 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       TensorType out;
       if (!a || !b) {
         out = a ? *a : *b;  // tensor op scalar
+        // Arithmetic of a bool or integer tensor with a Python number promotes like PyTorch:
+        // bool with an integral number gives int64, any integer tensor with a fractional number
+        // gives the default float. (An integral number written as a float, `x * 2.0`, promotes to
+        // float in PyTorch but reads as integral here: lowering then sees a type mismatch and
+        // keeps the node opaque, which is safe.)
+        const auto& scalar = (*this)[node.children.at(a ? 1 : 0)].fconstant;
+        if (info.rule == TensorRule::kBroadcast && scalar && !ir::IsFloatingPoint(out.dtype)) {
+          if (*scalar != std::floor(*scalar) || std::string_view(info.name) == "div") {
+            out.dtype = DType::kFloat32;
+          } else if (out.dtype == DType::kBool) {
+            out.dtype = DType::kInt64;
+          }
+        }
       } else {
         out.dtype = ir::PromoteTypes(a->dtype, b->dtype);
         size_t rank = std::max(a->shape.size(), b->shape.size());
