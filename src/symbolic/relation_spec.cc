@@ -50,7 +50,7 @@ struct Selector {
 };
 
 struct Statement {
-  enum Kind { kLet, kGroup, kInput, kOutput, kAssume };
+  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant };
   Kind kind = kLet;
   int line = 0;
   std::string text;  // the statement's source, comments removed, whitespace collapsed
@@ -340,6 +340,13 @@ class SpecParser {
         ExpectPunct("=", "after the selectors (or 'cycle [...]')");
         st.rules.push_back(ParseExpr());
       }
+    } else if (word == "constant") {
+      // constant NAMES = NUMBER: the value of graph constants (`self._tensor_constantN`) that
+      // the capture does not record.
+      st.kind = Statement::kConstant;
+      st.selectors = ParseSelectors();
+      ExpectPunct("=", "after the constant's names");
+      st.rules.push_back(ParseExpr());
     } else {
       Error(head, "unknown statement '" + word +
                       "' (expected let, group, input, inputs, output, outputs, assume)");
@@ -563,13 +570,13 @@ class SpecParser {
 
   // Words that cannot start an expression.
   static inline const std::set<std::string> kKeywords = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "cycle", "for", "in",
-      "if", "and", "or", "not"};
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "cycle",
+      "for", "in", "if", "and", "or", "not"};
   // Words that cannot be bound by let or group: keywords, built-in names and rule shorthands.
   static inline const std::set<std::string> kReserved = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "cycle", "for", "in",
-      "if", "and", "or", "not", "D", "S", "all", "ranks", "world", "replicate", "partial",
-      "shard"};
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "cycle",
+      "for", "in", "if", "and", "or", "not", "D", "S", "all", "ranks", "world", "replicate",
+      "partial", "shard"};
 
   const Lexed& lexed_;
   const std::string& file_;
@@ -644,6 +651,7 @@ class Evaluator {
     SpecResult result;
     std::vector<int> input_line(s_.inputs.size(), 0);
     std::map<size_t, int> output_line;
+    std::map<std::string, int> constant_line;
     for (const Statement& st : ast_.statements) {
       stmt_ = &st;
       switch (st.kind) {
@@ -707,6 +715,18 @@ class Evaluator {
           for (const auto& [name, ref] : SelectValues(st)) {
             Target target{ref, name, -1};
             Apply(*st.rules[0], target, "", &result.assumed);
+          }
+          break;
+        }
+        case Statement::kConstant: {
+          double value = Real(*st.rules[0]);
+          for (const std::string& name : SelectConstants(st)) {
+            auto [it, fresh] = constant_line.emplace(name, st.line);
+            if (!fresh) {
+              Error(st.line, "constant " + name + " is already given a value on line " +
+                                 std::to_string(it->second));
+            }
+            result.constants[name] = value;
           }
           break;
         }
@@ -836,6 +856,31 @@ class Evaluator {
       }
     }
     return out;
+  }
+
+  // Names of graph constants (S or any rank of D) a `constant` statement selects, in name order.
+  std::vector<std::string> SelectConstants(const Statement& st) const {
+    std::set<std::string> out;
+    auto scan = [&](const ir::Graph& g, const Selector& sel, bool* found) {
+      for (const ir::Node& node : g.nodes) {
+        if (node.kind != ir::NodeKind::kConstant) continue;
+        if (sel.kind == Selector::kName ? node.name == sel.name : GlobMatch(sel.name, node.name)) {
+          out.insert(node.name);
+          *found = true;
+        }
+      }
+    };
+    for (const Selector& sel : st.selectors) {
+      if (sel.kind == Selector::kPosition || sel.kind == Selector::kRange) {
+        Error(st.line, "constant selects graph constants by name or glob, not by position (" +
+                           sel.text + ")");
+      }
+      bool found = false;
+      scan(s_, sel, &found);
+      for (int32_t r = 0; r < d_.world_size(); ++r) scan(d_.rank(r), sel, &found);
+      if (!found) Error(st.line, "no graph constant of S or D matches '" + sel.text + "'");
+    }
+    return {out.begin(), out.end()};
   }
 
   std::vector<std::pair<std::string, ir::TensorRef>> SelectValues(const Statement& st) const {

@@ -461,3 +461,53 @@ TEST(RelationSpecTest, MissingFileIsAnInputError) {
 
 }  // namespace
 }  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+std::string ConstantSpecError(const std::string& text, const ir::Graph& s, const ir::Program& d) {
+  try {
+    EvaluateSpec(RelationSpec::Parse(text, "c.rel"), s, d);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// `constant` states the values of graph constants (self._tensor_constantN) a capture omits.
+TEST(RelationSpecCorpusTest, ConstantStatesGraphConstantValues) {
+  ir::Graph s = frontend::LoadProgram({std::string(GG_CORPUS_DIR) + "/gpt/paral1_layer1"}).ranks[0];
+  ir::Program d = frontend::LoadProgram({std::string(GG_CORPUS_DIR) + "/gpt/paral2_layer1"});
+  std::ifstream in(std::string(GG_SOURCE_DIR) + "/examples/gpt.rel");
+  std::string gpt((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  SpecResult r = EvaluateSpec(RelationSpec::Parse(gpt, "gpt.rel"), s, d);
+  // S has _tensor_constant0..1, D's ranks _tensor_constant0..3: all masked-fill values of 0.
+  ASSERT_EQ(r.constants.size(), 4u);
+  for (const auto& [name, value] : r.constants) {
+    EXPECT_EQ(name.rfind("_tensor_constant", 0), 0u) << name;
+    EXPECT_EQ(value, 0.0) << name;
+  }
+  // A name and a real-valued expression.
+  std::string base = gpt.substr(0, gpt.find("constant _tensor_constant*"));
+  SpecResult named = EvaluateSpec(
+      RelationSpec::Parse(base + "constant _tensor_constant3 = -3 / 2\n", "c.rel"), s, d);
+  ASSERT_EQ(named.constants.size(), 1u);
+  EXPECT_EQ(named.constants.at("_tensor_constant3"), -1.5);
+  auto has = [](const std::string& error, const std::string& part) {
+    return error.find(part) != std::string::npos;
+  };
+  std::string e = ConstantSpecError(base + "constant _tensor_constant9 = 1\n", s, d);
+  EXPECT_TRUE(has(e, "no graph constant of S or D matches '_tensor_constant9'")) << e;
+  e = ConstantSpecError(base + "constant #0 = 1\n", s, d);
+  EXPECT_TRUE(has(e, "not by position (#0)")) << e;
+  e = ConstantSpecError(
+      base + "constant _tensor_constant1 = 0\nconstant _tensor_constant* = 0\n", s, d);
+  EXPECT_TRUE(has(e, "constant _tensor_constant1 is already given a value on line")) << e;
+  e = ConstantSpecError(base + "constant _tensor_constant1 0\n", s, d);
+  EXPECT_TRUE(has(e, "expected")) << e;
+  e = ConstantSpecError(base + "let constant = 1\n", s, d);
+  EXPECT_TRUE(has(e, "reserved")) << e;
+}
+
+}  // namespace
+}  // namespace gg::symbolic
