@@ -35,14 +35,14 @@ namespace {
 // vLLM Qwen2, one layer, TP 2: vocabulary-parallel embedding (range masks + all_reduce), fused QKV
 // with GQA, rotary embedding, attention split by head groups, row-parallel o_proj and down_proj,
 // fused gate/up with silu_and_mul. The masked-id chain of the embedding is 7 computing D
-// operators deep (ge/lt, and, or, mul, add, sub, mul, embedding, masked_fill), hence the hops.
+// operators deep (ge/lt, and, or, mul, add, sub, mul, embedding, masked_fill): the default
+// iterative deepening of the D neighbourhood has to reach it.
 TEST(CorpusVerifyTest, Qwen2Tp2Layer1Refines) {
   ir::Graph s = frontend::LoadGraph(CorpusPath("qwen2/paral1_layer1/fw.g0.r0.py"));
   ir::Program d = frontend::LoadProgram({CorpusPath("qwen2/paral2_layer1")});
   RelationSpec spec = RelationSpec::Load(ExamplePath("examples/qwen2.rel"));
   SpecResult relations = EvaluateSpec(spec, s, d);
   InferenceOptions options;
-  options.compute_hops = 7;
   VerifyResult result = Verify(s, d, relations, LemmaCatalogue::Default().Rules(), options);
   EXPECT_EQ(result.verdict, Verdict::kRefines) << Describe(result, s);
   ASSERT_EQ(result.outputs.size(), 2u);  // getitem_34 = its copy on rank 0, and on rank 1

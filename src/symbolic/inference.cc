@@ -89,6 +89,20 @@ class DIndex {
     }
   }
 
+  // The inputs a D node's lowering reads (collectives: their input), computed once.
+  const std::vector<TensorRef>& ReadInputs(int32_t rank, ir::NodeId id) const {
+    auto key = std::make_pair(rank, id);
+    auto it = read_inputs_.find(key);
+    if (it != read_inputs_.end()) return it->second;
+    const ir::Graph& g = program_.rank(rank);
+    const ir::Node& node = g.node(id);
+    std::vector<TensorRef> inputs = CollectiveOf(node) != ir::CollectiveKind::kNone
+                                        ? node.TensorInputs()
+                                        : symbolic::ReadInputs(g, id, constants_);
+    return read_inputs_.emplace(key, std::move(inputs)).first->second;
+  }
+  void SetConstants(const ConstantValues* constants) { constants_ = constants; }
+
   const std::vector<ir::NodeId>& Consumers(int32_t rank, ir::NodeId producer) const {
     return consumers_[rank][producer];
   }
@@ -114,6 +128,8 @@ class DIndex {
 
  private:
   const ir::Program& program_;
+  const ConstantValues* constants_ = nullptr;
+  mutable std::map<std::pair<int32_t, ir::NodeId>, std::vector<TensorRef>> read_inputs_;
   std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;
   std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
 };
@@ -302,6 +318,9 @@ class LocalGraph {
   }
 
   bool d_limit_hit() const { return d_limit_hit_; }
+  size_t NumAddedD() const { return added_d_.size(); }
+  // Whether the hop limit left some reachable D operator out.
+  bool truncated() const { return truncated_; }
   std::vector<std::string> Candidates() const {
     std::vector<std::string> out;
     for (const auto& [rank, id] : added_d_) {
@@ -336,9 +355,9 @@ class LocalGraph {
 
   // Makes the inputs of a D node present: inputs produced by input-free nodes are added on the
   // spot; returns the largest hop of the inputs, or nullopt when one is not reachable.
-  std::optional<int32_t> InputsReady(int32_t rank, const ir::Node& node) {
+  std::optional<int32_t> InputsReady(int32_t rank, ir::NodeId id) {
     int32_t hop = 0;
-    for (TensorRef in : node.TensorInputs()) {
+    for (TensorRef in : d_index_.ReadInputs(rank, id)) {
       int32_t h = HopOf(rank, in);
       if (h < 0) {
         const ir::Node& producer = d_program_.rank(rank).node(in.node);
@@ -364,14 +383,14 @@ class LocalGraph {
       if (!peers) return;
       int32_t hop = 0;
       for (const auto& [g, gid] : *peers) {
-        auto h = InputsReady(g, d_program_.rank(g).node(gid));
+        auto h = InputsReady(g, gid);
         if (!h) return;
         hop = std::max(hop, *h);
       }
       for (const auto& [g, gid] : *peers) AddD(g, gid, hop);
       return;
     }
-    auto hop = InputsReady(rank, node);
+    auto hop = InputsReady(rank, id);
     if (!hop) return;
     AddD(rank, id, *hop);
   }
@@ -472,6 +491,8 @@ class LocalGraph {
   // A D leaf whose consumers are explored only while within the hop limit.
   ClassId DLeafNoExpand(int32_t rank, TensorRef ref, int32_t hop) {
     if (hop > options_.compute_hops) {
+      // The neighbourhood is cut here: a deeper search may reach more.
+      if (!d_index_.Consumers(rank, ref.node).empty()) truncated_ = true;
       DKey key{rank, ref};
       auto it = d_leaves_.find(key);
       if (it != d_leaves_.end()) return egraph_.Find(it->second.cls);
@@ -502,6 +523,7 @@ class LocalGraph {
   std::vector<DKey> frontier_;
   std::set<std::pair<int32_t, ir::NodeId>> added_d_;
   bool d_limit_hit_ = false;
+  bool truncated_ = false;
   const ConstantValues* constants_ = nullptr;
 };
 
@@ -644,13 +666,16 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   auto start = Clock::now();
   VerifyResult result;
   DIndex d_index(d_program);
+  d_index.SetConstants(&spec.constants);
   std::map<TensorRef, std::vector<InferredRelation>> known;
   auto remember = [&](const Relation& r, std::vector<std::string> proof) {
     auto& list = known[r.s_tensor];
     for (const InferredRelation& existing : list) {
       if (existing.relation.expr == r.expr) return;
     }
-    if (list.size() < options.max_relations) list.push_back({r, std::move(proof)});
+    if (options.max_relations == 0 || list.size() < options.max_relations) {
+      list.push_back({r, std::move(proof)});
+    }
   };
   for (const Relation& r : spec.inputs) remember(r, {"spec: " + r.origin});
   for (const Relation& r : spec.assumed) remember(r, {"assumed: " + r.origin});
@@ -702,134 +727,158 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     }
     if (outs.empty() || all_assumed) continue;
 
+    // Iterative deepening over the D neighbourhood: start with few computing D operators beyond
+    // the related tensors and double the depth while the operator stays unrelated and the
+    // neighbourhood still grows. A relation found shallow stays small; the depth limit is explicit
+    // and reported when it stops the search.
     NodeOutcome outcome;
-    outcome.s_node = id;
     auto node_start = Clock::now();
-    LocalGraph local(s_graph, d_program, d_index, options);
-    local.SetConstants(&spec.constants);
-    std::vector<TensorRef> missing;
-    // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
-    std::vector<std::optional<ClassId>> lowered(node.outputs.size());
-    std::vector<bool> opaque(node.outputs.size(), false);
-    ir::CollectiveKind kind = CollectiveOf(node);
-    if (kind != ir::CollectiveKind::kNone) {
-      std::vector<TensorRef> ins = node.TensorInputs();
-      if (!ins.empty() && node.outputs[0].type) {
-        ClassId in = input_class(local, ins[0], &missing);
-        if (kind == ir::CollectiveKind::kWait) {
-          lowered[0] = in;
-        } else {
-          lowered[0] = LowerCollective(local.egraph(), node, {in}, 0, *node.outputs[0].type);
+    bool blocked = false;
+    for (int32_t hops = std::max<int32_t>(options.compute_hops, 0);; hops = std::max(1, hops * 2)) {
+      InferenceOptions attempt = options;
+      attempt.compute_hops = hops;
+      outcome = NodeOutcome{};
+      outcome.s_node = id;
+      outcome.hops = hops;
+      LocalGraph local(s_graph, d_program, d_index, attempt);
+      local.SetConstants(&spec.constants);
+      std::vector<TensorRef> missing;
+      // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
+      std::vector<std::optional<ClassId>> lowered(node.outputs.size());
+      std::vector<bool> opaque(node.outputs.size(), false);
+      ir::CollectiveKind kind = CollectiveOf(node);
+      if (kind != ir::CollectiveKind::kNone) {
+        std::vector<TensorRef> ins = node.TensorInputs();
+        if (!ins.empty() && node.outputs[0].type) {
+          ClassId in = input_class(local, ins[0], &missing);
+          if (kind == ir::CollectiveKind::kWait) {
+            lowered[0] = in;
+          } else {
+            lowered[0] = LowerCollective(local.egraph(), node, {in}, 0, *node.outputs[0].type);
+          }
         }
+      } else {
+        LoweredNode l = LowerNode(
+            local.egraph(), local.analysis(), s_graph, id,
+            [&](TensorRef r) { return input_class(local, r, &missing); },
+            "S:" + std::to_string(id), &spec.constants);
+        lowered = l.outputs;
+        opaque = l.opaque;
       }
-    } else {
-      LoweredNode l = LowerNode(
-          local.egraph(), local.analysis(), s_graph, id,
-          [&](TensorRef r) { return input_class(local, r, &missing); },
-          "S:" + std::to_string(id), &spec.constants);
-      lowered = l.outputs;
-      opaque = l.opaque;
-    }
-    if (!missing.empty()) {
-      outcome.status = NodeStatus::kBlocked;
-      outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
-      result.nodes.push_back(std::move(outcome));
-      continue;
-    }
-    ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
-    for (size_t i : outs) {
-      if (lowered[i]) {
-        local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered[i],
-                             s_reason);
-      }
-    }
-    local.ExpandD();
-    local.egraph().Rebuild();
-    outcome.candidates = local.Candidates();
-
-    auto goal = [&](const EGraph&) {
-      for (size_t i : outs) {
-        if (!local.analysis()[local.SLeaf(TensorRef{id, static_cast<int32_t>(i)})].clean) {
-          return false;
-        }
-      }
-      return true;
-    };
-    RunReport report;
-    if (!goal(local.egraph())) {
-      Runner runner(local.egraph(), rules, options.per_node);
-      runner.WithGoal(goal);
-      report = runner.Run();
-    } else {
-      report.stop = StopReason::kGoalReached;
-      report.nodes = local.egraph().NumNodes();
-      report.classes = local.egraph().NumClasses();
-    }
-    outcome.stop = report.stop;
-    outcome.iterations = report.iterations;
-    outcome.egraph_nodes = local.egraph().NumNodes();
-    outcome.egraph_classes = local.egraph().NumClasses();
-
-    Extractor extractor(local.egraph(), AdditiveCost([&](const ENode& n) {
-                          return CleanNodeCost(local.leaves(), n);
-                        }));
-    bool all_found = true;
-    std::string missing_detail;
-    for (size_t i : outs) {
-      TensorRef ref{id, static_cast<int32_t>(i)};
-      ClassId cls = local.SLeaf(ref);
-      const TensorFacts& facts = local.analysis()[cls];
-      if (facts.conflict) {
-        outcome.status = NodeStatus::kConflict;
-        outcome.detail = s_graph.ValueName(ref) + ": " + facts.conflict_reason;
-        all_found = false;
+      if (!missing.empty()) {
+        outcome.status = NodeStatus::kBlocked;
+        outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
+        blocked = true;
         break;
       }
-      auto best = extractor.Extract(cls);
-      if (!best) {
-        all_found = false;
-        missing_detail = "no clean expression over D for " + s_graph.ValueName(ref);
-        if (opaque[i]) {
-          missing_detail += " (operator " + node.op.ToString() +
-                            " has no lowering into the tensor language)";
+      ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
+      for (size_t i : outs) {
+        if (lowered[i]) {
+          local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered[i],
+                               s_reason);
         }
-        continue;
       }
-      ClassId leaf_node = local.SLeafNodeId(ref);
-      auto record = [&](const RecExpr& term) {
-        auto rel = ToRelExpr(term, term.root(), local.leaves());
-        if (!rel) return;
-        ClassId term_node = local.egraph().AddExprUncanonical(term);
-        remember(Relation{ref, *rel, "inferred"},
-                 ProofReasons(local.egraph(), leaf_node, term_node));
+      local.ExpandD();
+      local.egraph().Rebuild();
+      outcome.candidates = local.Candidates();
+
+      auto goal = [&](const EGraph&) {
+        for (size_t i : outs) {
+          if (!local.analysis()[local.SLeaf(TensorRef{id, static_cast<int32_t>(i)})].clean) {
+            return false;
+          }
+        }
+        return true;
       };
-      record(best->expr);
-      // Every D tensor in the class is a relation too (replicas on other ranks).
-      for (const ENode& n : local.egraph().Nodes(cls)) {
-        if (n.op != TensorLanguage::Get().tensor) continue;
-        if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
-        RecExpr single;
-        single.Add(n);
-        record(single);
+      RunReport report;
+      if (!goal(local.egraph())) {
+        Runner runner(local.egraph(), rules, options.per_node);
+        runner.WithGoal(goal);
+        report = runner.Run();
+      } else {
+        report.stop = StopReason::kGoalReached;
+        report.nodes = local.egraph().NumNodes();
+        report.classes = local.egraph().NumClasses();
+      }
+      outcome.stop = report.stop;
+      outcome.iterations = report.iterations;
+      outcome.egraph_nodes = local.egraph().NumNodes();
+      outcome.egraph_classes = local.egraph().NumClasses();
+
+      Extractor extractor(local.egraph(), AdditiveCost([&](const ENode& n) {
+                            return CleanNodeCost(local.leaves(), n);
+                          }));
+      bool all_found = true;
+      std::string missing_detail;
+      for (size_t i : outs) {
+        TensorRef ref{id, static_cast<int32_t>(i)};
+        ClassId cls = local.SLeaf(ref);
+        const TensorFacts& facts = local.analysis()[cls];
+        if (facts.conflict) {
+          outcome.status = NodeStatus::kConflict;
+          outcome.detail = s_graph.ValueName(ref) + ": " + facts.conflict_reason;
+          all_found = false;
+          break;
+        }
+        auto best = extractor.Extract(cls);
+        if (!best) {
+          all_found = false;
+          missing_detail = "no clean expression over D for " + s_graph.ValueName(ref);
+          if (opaque[i]) {
+            missing_detail += " (operator " + node.op.ToString() +
+                              " has no lowering into the tensor language)";
+          }
+          continue;
+        }
+        ClassId leaf_node = local.SLeafNodeId(ref);
+        auto record = [&](const RecExpr& term) {
+          auto rel = ToRelExpr(term, term.root(), local.leaves());
+          if (!rel) return;
+          ClassId term_node = local.egraph().AddExprUncanonical(term);
+          remember(Relation{ref, *rel, "inferred"},
+                   ProofReasons(local.egraph(), leaf_node, term_node));
+        };
+        record(best->expr);
+        // Every D tensor in the class is a relation too (replicas on other ranks).
+        for (const ENode& n : local.egraph().Nodes(cls)) {
+          if (n.op != TensorLanguage::Get().tensor) continue;
+          if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
+          RecExpr single;
+          single.Add(n);
+          record(single);
+        }
+      }
+      if (outcome.status != NodeStatus::kConflict) {
+        if (all_found) {
+          outcome.status = NodeStatus::kInferred;
+        } else {
+          bool limit = report.stop == StopReason::kIterationLimit ||
+                       report.stop == StopReason::kNodeLimit ||
+                       report.stop == StopReason::kTimeLimit || local.d_limit_hit();
+          bool no_semantics = false;
+          for (size_t i : outs) no_semantics = no_semantics || opaque[i];
+          outcome.status = limit || no_semantics ? NodeStatus::kLimitHit : NodeStatus::kNoRelation;
+          outcome.detail = missing_detail;
+          if (limit) {
+            outcome.detail += local.d_limit_hit() ? "; stopped: D operator limit"
+                                                  : "; stopped: " +
+                                                        std::string(StopReasonName(report.stop));
+          }
+        }
+      }
+      if (outcome.status != NodeStatus::kNoRelation) break;
+      // The whole reachable neighbourhood was searched: a real dead end under the catalogue.
+      if (!local.truncated()) break;
+      if (hops >= options.max_compute_hops) {
+        outcome.status = NodeStatus::kLimitHit;
+        outcome.detail += "; stopped: D neighbourhood depth limit (" +
+                          std::to_string(options.max_compute_hops) + " computing operators)";
+        break;
       }
     }
-    if (outcome.status != NodeStatus::kConflict) {
-      if (all_found) {
-        outcome.status = NodeStatus::kInferred;
-      } else {
-        bool limit = report.stop == StopReason::kIterationLimit ||
-                     report.stop == StopReason::kNodeLimit ||
-                     report.stop == StopReason::kTimeLimit || local.d_limit_hit();
-        bool no_semantics = false;
-        for (size_t i : outs) no_semantics = no_semantics || opaque[i];
-        outcome.status = limit || no_semantics ? NodeStatus::kLimitHit : NodeStatus::kNoRelation;
-        outcome.detail = missing_detail;
-        if (limit) {
-          outcome.detail += local.d_limit_hit() ? "; stopped: D operator limit"
-                                                : "; stopped: " +
-                                                      std::string(StopReasonName(report.stop));
-        }
-      }
+    if (blocked) {
+      result.nodes.push_back(std::move(outcome));
+      continue;
     }
     outcome.seconds = std::chrono::duration<double>(Clock::now() - node_start).count();
     result.max_egraph_nodes = std::max(result.max_egraph_nodes, outcome.egraph_nodes);

@@ -25,9 +25,15 @@ namespace gg::symbolic {
 
 struct InferenceOptions {
   RunnerLimits per_node;       // limits of each local saturation
-  int32_t compute_hops = 1;    // D computing operators allowed beyond the related D tensors
+  // D computing operators allowed beyond the related D tensors: the search starts at
+  // compute_hops and doubles while an operator stays unrelated and the neighbourhood grows, up to
+  // max_compute_hops (a reported limit).
+  int32_t compute_hops = 1;
+  int32_t max_compute_hops = 16;
   size_t max_d_nodes = 4000;   // D operators added to one local e-graph
-  size_t max_relations = 8;    // relations kept per S tensor (replicas count)
+  // Relations kept per S tensor (every replica on every rank is one); 0 keeps all, which
+  // later operators need to meet each rank's D operators by congruence.
+  size_t max_relations = 0;
 };
 
 enum class NodeStatus {
@@ -51,6 +57,7 @@ struct NodeOutcome {
   std::string detail;                       // why not, for failures
   std::vector<std::string> candidates;      // D operators in the local e-graph ("mm@0")
   StopReason stop = StopReason::kSaturated;
+  int32_t hops = 0;  // depth of the D neighbourhood of the last attempt
   size_t iterations = 0;
   size_t egraph_nodes = 0;
   size_t egraph_classes = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ir/op_registry.h"
@@ -622,10 +623,16 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
       node.kind == ir::NodeKind::kOperator ? ir::OpRegistry::Default().Find(node.op) : nullptr;
   std::string key = info ? info->schema.name.ToString() : node.op.ToString();
   std::optional<Outputs> lowered;
-  std::vector<ClassId> tensor_inputs;
-  if (!(info && info->traits.nondeterministic_init)) {
-    for (ir::TensorRef ref : node.TensorInputs()) tensor_inputs.push_back(tensor_class(ref));
-  }
+  // The inputs' classes are asked for only when an output falls back to an opaque term (which
+  // reads every input), so the callback sees exactly the inputs the lowering reads.
+  std::optional<std::vector<ClassId>> tensor_inputs;
+  auto all_inputs = [&]() -> const std::vector<ClassId>& {
+    if (!tensor_inputs) {
+      tensor_inputs.emplace();
+      for (ir::TensorRef ref : node.TensorInputs()) tensor_inputs->push_back(tensor_class(ref));
+    }
+    return *tensor_inputs;
+  };
 
   if (info != nullptr) {
     auto it = Table().find(key);
@@ -668,12 +675,28 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
     // Buffers with unspecified contents (empty_like) read only their input's shape, which the
     // signature already fixes: keep them free of their input so nothing has to relate it.
     if (!(info && info->traits.nondeterministic_init)) {
-      children.insert(children.end(), tensor_inputs.begin(), tensor_inputs.end());
+      const std::vector<ClassId>& inputs = all_inputs();
+      children.insert(children.end(), inputs.begin(), inputs.end());
     }
     result.outputs[i] = egraph.Add(ENode{lang.opaque, 0, std::move(children)});
     result.opaque[i] = true;
   }
   return result;
+}
+
+std::vector<ir::TensorRef> ReadInputs(const ir::Graph& graph, ir::NodeId node_id,
+                                      const ConstantValues* constants) {
+  LeafTable leaves;
+  EGraph scratch(TensorLanguage::Get().ops());
+  const TensorAnalysis& analysis = scratch.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  std::set<ir::TensorRef> read;
+  TensorClassFn record = [&](ir::TensorRef ref) {
+    read.insert(ref);
+    TensorLeaf leaf{TensorLeaf::Side::kDist, 0, ref, graph.type(ref), graph.ValueName(ref)};
+    return scratch.Add(TensorLanguage::Get().Tensor(leaves.Intern(leaf)));
+  };
+  LowerNode(scratch, analysis, graph, node_id, record, "read-inputs", constants);
+  return std::vector<ir::TensorRef>(read.begin(), read.end());
 }
 
 }  // namespace gg::symbolic

@@ -45,6 +45,11 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
                       const std::string& salt, const ConstantValues* constants = nullptr);
 
+// The tensor inputs the lowering of a node reads (all of them when it is opaque; none of an
+// overwritten buffer). Inference requires relations only for these.
+std::vector<ir::TensorRef> ReadInputs(const ir::Graph& graph, ir::NodeId node_id,
+                                      const ConstantValues* constants = nullptr);
+
 // Operators with a lowering entry (sorted), for documentation and tests.
 std::vector<std::string> LoweredOperators();
 
