@@ -422,6 +422,8 @@ class LocalGraph {
     }
     const std::string salt = "D" + std::to_string(rank) + ":" + std::to_string(ref.node);
     std::set<ClassId> inputs;
+    // A trial lowering: its inputs are not explored, which is no cut of the neighbourhood.
+    const bool was_truncated = truncated_;
     LoweredNode lowered = LowerNode(
         egraph_, *analysis_, g, ref.node,
         [&](TensorRef r) {
@@ -430,6 +432,7 @@ class LocalGraph {
           return c;
         },
         salt, constants_);
+    truncated_ = was_truncated;
     if (!Structural(lowered, inputs)) return;
     for (TensorRef in : node.TensorInputs()) DLeaf(rank, in, 0);
     AddD(rank, ref.node, 0);

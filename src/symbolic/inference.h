@@ -29,7 +29,7 @@ struct InferenceOptions {
   // compute_hops and doubles while an operator stays unrelated and the neighbourhood grows, up to
   // max_compute_hops (a reported limit).
   int32_t compute_hops = 1;
-  int32_t max_compute_hops = 16;
+  int32_t max_compute_hops = 1024;
   size_t max_d_nodes = 4000;   // D operators added to one local e-graph
   // Relations kept per S tensor (every replica on every rank is one); 0 keeps all, which
   // later operators need to meet each rank's D operators by congruence.
