@@ -1,0 +1,327 @@
+// Seeded bugs: the real corpus programs with one bug planted in D's IR in memory. Each must be a
+// VIOLATION localized to the S operator that first depends on the change, never REFINES; the
+// unmutated pairs show the same machinery relates those operators when nothing is wrong.
+//
+// How "first depends" is worked out: a relation is an expression over D tensors in the relation
+// vocabulary (concat, slice, sum/max over ranks, scale, reshape, transpose, permute), so an S
+// operator that is itself a view or layout change can still be related through D tensors upstream
+// of the bug. The first S operator that fails is the first *computing* S operator whose only
+// possible equal in D is a computing D operator downstream of the planted change.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "frontend/loader.h"
+#include "frontend/node_check.h"
+#include "ir/graph_edit.h"
+#include "symbolic/inference.h"
+#include "symbolic/lemma_catalogue.h"
+#include "symbolic/relation_spec.h"
+
+namespace gg::symbolic {
+namespace {
+
+std::string CorpusPath(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
+std::string ExamplePath(const std::string& rel) { return std::string(GG_SOURCE_DIR) + "/" + rel; }
+
+struct Pair {
+  ir::Graph s;
+  ir::Program d;
+  RelationSpec spec;
+};
+
+Pair LoadQwen2Tp2() {
+  return Pair{frontend::LoadGraph(CorpusPath("qwen2/paral1_layer1/fw.g0.r0.py")),
+              frontend::LoadProgram({CorpusPath("qwen2/paral2_layer1")}),
+              RelationSpec::Load(ExamplePath("examples/qwen2.rel"))};
+}
+
+Pair LoadGptTp2() {
+  return Pair{frontend::LoadGraph(CorpusPath("gpt/paral1_layer1/fw.g0.r0.py")),
+              frontend::LoadProgram({CorpusPath("gpt/paral2_layer1")}),
+              RelationSpec::Load(ExamplePath("examples/gpt.rel"))};
+}
+
+VerifyResult VerifyPair(const Pair& p) {
+  SpecResult relations = EvaluateSpec(p.spec, p.s, p.d);
+  InferenceOptions options;  // defaults, as the CLI uses them
+  return Verify(p.s, p.d, relations, LemmaCatalogue::Default().Rules(), options);
+}
+
+// The verdict line and the first failing S operator, for failure messages.
+std::string Describe(const VerifyResult& result, const ir::Graph& s_graph) {
+  std::string out = std::string(VerdictName(result.verdict)) + ": " + result.summary;
+  if (result.first_failure) {
+    const NodeOutcome& n = result.nodes[*result.first_failure];
+    out += "\n  first failure " + s_graph.node(n.s_node).name + " [" +
+           std::string(NodeStatusName(n.status)) + "]: " + n.detail;
+  }
+  return out;
+}
+
+std::string FirstFailure(const VerifyResult& result, const ir::Graph& s_graph) {
+  if (!result.first_failure) return "(none)";
+  return s_graph.node(result.nodes[*result.first_failure].s_node).name;
+}
+
+// The outcome of S operator `name`, or nullptr when inference never reached it.
+const NodeOutcome* OutcomeOf(const VerifyResult& result, const ir::Graph& s_graph,
+                             const std::string& name) {
+  for (const NodeOutcome& n : result.nodes) {
+    if (s_graph.node(n.s_node).name == name) return &n;
+  }
+  return nullptr;
+}
+
+ir::NodeId NodeNamed(const ir::Graph& g, const std::string& name) {
+  std::optional<ir::NodeId> id = ir::FindNode(g, name);
+  if (!id) throw std::runtime_error(g.file + ": no node named " + name);
+  return *id;
+}
+
+// Gives node `id` the output types the operator registry infers from its (edited) inputs.
+void RetypeNode(ir::Graph* g, const ir::Program& d, ir::NodeId id) {
+  ir::Node& node = g->nodes[id];
+  auto types = frontend::InferNodeTypes(*g, node, d.groups, d.world_size(), g->file, node.def_line);
+  ASSERT_TRUE(types.has_value()) << node.name;
+  ASSERT_EQ(types->size(), node.outputs.size()) << node.name;
+  for (size_t i = 0; i < types->size(); ++i) node.outputs[i].type = (*types)[i];
+}
+
+// What the loader checks on reading, re-checked after an edit: every operator node of every rank
+// infers the type its annotation says. (Collective sequences agree because every edit below is
+// made identically on every rank.)
+void ExpectWellTyped(const ir::Program& d) {
+  for (const ir::Graph& g : d.ranks) {
+    for (const ir::Node& node : g.nodes) {
+      if (node.kind != ir::NodeKind::kOperator) continue;
+      auto types =
+          frontend::InferNodeTypes(g, node, d.groups, d.world_size(), g.file, node.def_line);
+      if (!types) continue;  // reads an unrecorded constant: nothing to infer, as on load
+      ASSERT_EQ(types->size(), node.outputs.size()) << g.file << ": " << node.name;
+      for (size_t i = 0; i < types->size(); ++i) {
+        EXPECT_EQ(frontend::TypeText((*types)[i]), frontend::TypeText(node.outputs[i].type))
+            << g.file << ": " << node.name << " output " << i;
+      }
+    }
+  }
+}
+
+// Deletes collective `name` (an all_reduce) from graph `g`: its readers read its input instead.
+void DeleteCollective(ir::Graph* g, const std::string& name) {
+  ir::NodeId id = NodeNamed(*g, name);
+  ir::TensorRef input = g->nodes[id].args.at(0).as_tensor();
+  ASSERT_GT(ir::ReplaceAllUses(g, ir::TensorRef{id, 0}, input), 0) << name << " had no readers";
+  ir::RemoveNode(g, id);
+}
+
+void ExpectViolationAt(const VerifyResult& result, const ir::Graph& s,
+                       const std::string& s_operator) {
+  EXPECT_NE(result.verdict, Verdict::kRefines) << Describe(result, s);
+  EXPECT_EQ(result.verdict, Verdict::kViolation) << Describe(result, s);
+  ASSERT_TRUE(result.first_failure.has_value()) << Describe(result, s);
+  EXPECT_EQ(FirstFailure(result, s), s_operator) << Describe(result, s);
+  // Every S operator before the localized one was related: the bug is not blamed too early.
+  for (size_t i = 0; i < *result.first_failure; ++i) {
+    const NodeOutcome& n = result.nodes[i];
+    EXPECT_TRUE(n.status == NodeStatus::kInferred || n.status == NodeStatus::kBlocked)
+        << s.node(n.s_node).name << ": " << n.detail;
+  }
+}
+
+// ---- The controls: without a planted bug ---------------------------------------------------------
+
+TEST(SeededBugsTest, UnmutatedQwen2Tp2Refines) {
+  Pair p = LoadQwen2Tp2();
+  ExpectWellTyped(p.d);
+  VerifyResult result = VerifyPair(p);
+  EXPECT_EQ(result.verdict, Verdict::kRefines) << Describe(result, p.s);
+  EXPECT_FALSE(result.first_failure.has_value()) << Describe(result, p.s);
+}
+
+// GPT does not verify end to end yet (the attention is still being related), so its control is
+// that the S operators the GPT bugs below are localized to *are* related when D is unmutated.
+TEST(SeededBugsTest, UnmutatedGptTp2RelatesTheOperatorsTheBugsBlame) {
+  Pair p = LoadGptTp2();
+  VerifyResult result = VerifyPair(p);
+  for (const char* name : {"add", "mm"}) {
+    const NodeOutcome* n = OutcomeOf(result, p.s, name);
+    ASSERT_NE(n, nullptr) << name << " was never reached: " << Describe(result, p.s);
+    EXPECT_EQ(n->status, NodeStatus::kInferred) << name << ": " << n->detail;
+  }
+}
+
+// ---- (a) a deleted all_reduce -----------------------------------------------------------------
+
+// vLLM's o_proj is row-parallel: each rank's `mm` is a partial sum and `all_reduce_1` adds them.
+// Deleted on every rank, the fused_add_rms_norm reads the partial sum. S's `mm` still has a
+// relation (sum of the ranks' mm, which needs no all_reduce); the first S operator reading it
+// through a computing operator is the fused_add_rms_norm `auto_functionalized_3`, whose D
+// counterparts now read mm@r instead of sum(mm@0, mm@1).
+TEST(SeededBugsTest, Qwen2DeletedOprojAllReduceIsLocalizedToTheResidualNorm) {
+  Pair p = LoadQwen2Tp2();
+  for (ir::Graph& g : p.d.ranks) DeleteCollective(&g, "all_reduce_1");
+  ExpectWellTyped(p.d);
+  ExpectViolationAt(VerifyPair(p), p.s, "auto_functionalized_3");
+}
+
+// The same for down_proj's `all_reduce_2`: the final fused_add_rms_norm `auto_functionalized_5`
+// is the first S operator that reads S's `mm_2` (= sum of the ranks' mm_2).
+TEST(SeededBugsTest, Qwen2DeletedDownProjAllReduceIsLocalizedToTheFinalNorm) {
+  Pair p = LoadQwen2Tp2();
+  for (ir::Graph& g : p.d.ranks) DeleteCollective(&g, "all_reduce_2");
+  ExpectWellTyped(p.d);
+  ExpectViolationAt(VerifyPair(p), p.s, "auto_functionalized_5");
+}
+
+// ---- (b) a shifted slice offset -------------------------------------------------------------------
+
+// After the rotary embedding, each rank writes the rotated key back into its QKV row block with
+// `slice_scatter_1(slice_scatter, getitem_7, 1, 768, 896)`. Shifted by one column (769..897, same
+// shape), key column 0 stays unrotated and value column 0 is overwritten. Every S operator up to
+// the attention is a view or layout change of S's QKV that is related through D's addmm and rotary
+// outputs (upstream of the shift), so the first S operator that needs D's scattered tensor is the
+// attention `auto_functionalized_2` (its key and value come from the split of slice_scatter_1).
+//
+// KNOWN ENGINE GAP (asserted as it is today, never REFINES): the localization is right but the
+// verdict is UNKNOWN, "D neighbourhood depth limit (1024 computing operators)", not VIOLATION.
+// Observed: the local e-graph of auto_functionalized_2 saturates (stop reason "saturated") over
+// 17 D operators per rank at the last depth, 1024 (rotary, slice_scatters, splits, views, the
+// attention, up to view_11; D's o_proj mm is not added since its weight input t_1 is not in the
+// neighbourhood), yet LocalGraph::truncated() stays true, so deepening doubles to
+// max_compute_hops and ends as a limit. truncated_ is only set by DLeafNoExpand for a leaf at hop
+// compute_hops + 1 that has consumers; the suspected source is the leaves AddStructuralProducer's
+// trial lowering registers at that hop and keeps after a non-structural trial (it restores the
+// flag, not the hops). Re-adding input-free inputs at hop 0 in InputsReady did not remove it (tried
+// in a scratch build), so the exact leaf is not pinned down. What the engine needs: truncated()
+// true only when a reachable D operator was really left out (a complete neighbourhood that
+// saturates without an equal is the contract's VIOLATION). When fixed, the `else` branch runs.
+TEST(SeededBugsTest, Qwen2ShiftedRotaryScatterIsLocalizedToTheAttention) {
+  Pair p = LoadQwen2Tp2();
+  for (ir::Graph& g : p.d.ranks) {
+    ir::Node& scatter = g.nodes[NodeNamed(g, "slice_scatter_1")];
+    ASSERT_EQ(scatter.args.at(3), ir::Value(768));
+    ASSERT_EQ(scatter.args.at(4), ir::Value(896));
+    scatter.args[3] = ir::Value(769);
+    scatter.args[4] = ir::Value(897);
+  }
+  ExpectWellTyped(p.d);
+  VerifyResult result = VerifyPair(p);
+  RecordProperty("verdict", std::string(VerdictName(result.verdict)));  // in --gtest_output=xml
+  if (result.verdict == Verdict::kUnknown) {
+    // Today: the gap described above, and only it.
+    ASSERT_TRUE(result.first_failure.has_value()) << Describe(result, p.s);
+    EXPECT_EQ(FirstFailure(result, p.s), "auto_functionalized_2") << Describe(result, p.s);
+    EXPECT_NE(result.nodes[*result.first_failure].detail.find("D neighbourhood depth limit"),
+              std::string::npos)
+        << "UNKNOWN for a new reason: " << Describe(result, p.s);
+  } else {
+    ExpectViolationAt(result, p.s, "auto_functionalized_2");
+  }
+}
+
+// ---- (c) a reduction changed from sum to max --------------------------------------------------------
+
+// vLLM's all_reduce takes no reduce op, so this is GPT's `_c10d_functional.all_reduce(x, 'sum',
+// group)` of the vocabulary-parallel embedding, made 'max' on every rank. S's `index` is related
+// to sum(index_put_1@r) without the all_reduce, and S's `view` of it is a reshape of that; the
+// first computing S operator reading it is the position-embedding `add`, whose D counterparts read
+// max(...) instead of sum(...).
+TEST(SeededBugsTest, GptEmbeddingAllReduceWithMaxIsLocalizedToThePositionAdd) {
+  Pair p = LoadGptTp2();
+  for (ir::Graph& g : p.d.ranks) {
+    ir::Node& reduce = g.nodes[NodeNamed(g, "all_reduce")];
+    ASSERT_EQ(reduce.op.ToString(), "_c10d_functional::all_reduce.default");
+    ASSERT_EQ(reduce.args.at(1), ir::Value("sum"));
+    reduce.args[1] = ir::Value("max");
+  }
+  ExpectWellTyped(p.d);
+  ExpectViolationAt(VerifyPair(p), p.s, "add");
+}
+
+// ---- (d) a dropped scale factor -----------------------------------------------------------------
+
+// vLLM's vocabulary-parallel embedding shifts token ids into the rank's shard by
+// `valid_offset = org_vocab_start_index * org_vocab_mask + ...`: in the capture
+// `mul = mul(bitwise_and, start)` with start 0 on rank 0 and 75968 on rank 1. Dropping the scale
+// (the factor becomes 1, so the offset is the mask itself) makes every rank look up the wrong rows.
+// The explicit scales of Qwen2's graph are these mask multipliers (the added-vocabulary one,
+// `mul_1`, multiplies an always-false mask, so dropping it is no bug); the attention scale is
+// inside vLLM's attention op, and GPT's explicit baddbmm alpha lies in the attention, which is
+// not related yet. The first S operator is S's `embedding` itself: it is related to the sum over
+// ranks of the masked local lookups, which now read wrong ids.
+TEST(SeededBugsTest, Qwen2DroppedVocabOffsetScaleIsLocalizedToTheEmbedding) {
+  Pair p = LoadQwen2Tp2();
+  for (ir::Graph& g : p.d.ranks) {
+    ir::Node& mul = g.nodes[NodeNamed(g, "mul")];
+    ASSERT_EQ(mul.op.ToString(), "aten::mul.Tensor");
+    ASSERT_EQ(mul.args.at(1), ir::Value(g.rank == 0 ? 0 : 75968));
+    mul.args[1] = ir::Value(1);
+  }
+  ExpectWellTyped(p.d);
+  ExpectViolationAt(VerifyPair(p), p.s, "embedding");
+}
+
+// ---- (e) an all_gather along the wrong dimension ------------------------------------------------
+
+// Megatron's sequence parallelism gathers the LayerNorm output (`getitem_2`, [s/tp, b, h]) along
+// dim 0, the sequence. The bug gathers along dim 1, the batch, instead:
+//   bug_t0 = transpose(getitem_2, 0, 1)              [b, s/tp, h]
+//   all_gather_into_tensor(bug_t0, tp, group)        [tp*b, s/tp, h]   (concat of ranks on dim 0)
+//   bug_t1 = transpose(wait_tensor_1, 0, 1)          [s/tp, tp*b, h]   (ranks side by side, dim 1)
+//   bug_c = clone(bug_t1), bug_v = view(bug_c, [s, b, h])
+// and every reader of wait_tensor_1 reads bug_v (shape [s, b, h] as before): row 2i+r of the
+// result is row i of rank r instead of row i + r*s/tp. S's LayerNorm output and its views are
+// related through D's LayerNorm outputs (upstream of the gather); the first computing S operator
+// reading them is the QKV matmul `mm`, whose D counterparts read the interleaved rows.
+TEST(SeededBugsTest, GptAllGatherAlongTheBatchIsLocalizedToTheQkvMatmul) {
+  Pair p = LoadGptTp2();
+  for (ir::Graph& g : p.d.ranks) {
+    const ir::NodeId gather = NodeNamed(g, "all_gather_into_tensor");
+    ASSERT_EQ(g.nodes[gather].args.at(1), ir::Value(2));
+    const ir::TensorRef piece = g.nodes[gather].args.at(0).as_tensor();
+    const ir::Node transpose_template = g.nodes[NodeNamed(g, "transpose")];  // transpose(x, 0, 1)
+    const ir::Node clone_template = g.nodes[NodeNamed(g, "clone_1")];  // contiguous clone
+    const ir::Node view_template = g.nodes[NodeNamed(g, "view_2")];
+
+    auto make = [&](const ir::Node& tmpl, const std::string& name, std::vector<ir::Value> args) {
+      ir::Node n = tmpl;
+      n.name = name;
+      n.args = std::move(args);
+      n.outputs = {ir::NodeOutput{name, std::nullopt}};
+      return n;
+    };
+    // Before the gather: transpose the piece, and gather that.
+    ir::NodeId t0 = ir::InsertNode(&g, gather, make(transpose_template, "bug_t0",
+                                                      {piece, ir::Value(0), ir::Value(1)}));
+    RetypeNode(&g, p.d, t0);
+    const ir::NodeId gather_id = t0 + 1;
+    g.nodes[gather_id].args[0] = ir::TensorRef{t0, 0};
+    RetypeNode(&g, p.d, gather_id);
+    const ir::NodeId wait = NodeNamed(g, "wait_tensor_1");
+    ASSERT_EQ(g.nodes[wait].args.at(0).as_tensor().node, gather_id);
+    RetypeNode(&g, p.d, wait);
+    // After the wait: transpose back (ranks now side by side on dim 1) and view as [s, b, h].
+    const ir::TensorType gathered = g.type(ir::TensorRef{gather_id, 0});
+    const ir::TensorType expected = g.type(piece);  // [s/tp, b, h]
+    std::vector<ir::Value> sizes = {
+        ir::Value(expected.shape[0].value() * p.d.world_size()),
+        ir::Value(expected.shape[1].value()), ir::Value(expected.shape[2].value())};
+    ASSERT_EQ(gathered.shape[0].value(), expected.shape[1].value() * p.d.world_size());
+    ir::NodeId t1 = ir::InsertNode(&g, wait + 1, make(transpose_template, "bug_t1",
+                                                        {ir::TensorRef{wait, 0}, 0, 1}));
+    RetypeNode(&g, p.d, t1);
+    ir::NodeId c = ir::InsertNode(&g, t1 + 1, make(clone_template, "bug_c", {ir::TensorRef{t1, 0}}));
+    RetypeNode(&g, p.d, c);
+    ir::NodeId v = ir::InsertNode(&g, c + 1, make(view_template, "bug_v",
+                                                    {ir::TensorRef{c, 0}, ir::Value(sizes)}));
+    RetypeNode(&g, p.d, v);
+    EXPECT_EQ(ir::ReplaceAllUses(&g, ir::TensorRef{wait, 0}, ir::TensorRef{v, 0}, /*after=*/v), 1);
+  }
+  ExpectWellTyped(p.d);
+  ExpectViolationAt(VerifyPair(p), p.s, "mm");
+}
+
+}  // namespace
+}  // namespace gg::symbolic
