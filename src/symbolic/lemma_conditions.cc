@@ -621,6 +621,98 @@ bool GqaSplits(const EGraph& g, const Bindings& b) {
   return true;
 }
 
+// ---- batch-merged attention (Megatron: [s, b, h, d] viewed as [s, b*h, d]) -----------------
+
+// ?xs and ?ys are concats along one batch dim ?d of a batched matmul (d < rank - 2) with
+// pairwise equal sizes there.
+bool MatmulBatchSplitsMatch(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  return d && *d + 2 < static_cast<int64_t>(shape->size()) &&
+         PairwiseDims(g, b, *d, *d);
+}
+
+// (transpose (reshape ?x ?ss...) ?a ?b) where the reshape only merges consecutive dims of ?x
+// (out dim j = product of a group G_j of consecutive in dims, found greedily; groups may be
+// empty for out dims of 1). Row-major, out index j is the flattened index of G_j, so swapping
+// out dims a and b is permuting ?x's groups: (reshape (permute ?x G_0.. G_b .. G_a ..) out').
+// Only when some group merges two or more dims (otherwise nothing is gained).
+std::optional<ClassId> TransposeOfMergeReshape(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto root = RootShape(g, b);
+  if (!in || !root) return std::nullopt;
+  const size_t r = root->size();
+  auto a = Norm(IntOf(g, b.Var("a")), r), c = Norm(IntOf(g, b.Var("b")), r);
+  if (!a || !c || *a == *c) return std::nullopt;
+  Shape64 out = *root;  // the reshape's own shape: the transpose's with a and c swapped back
+  std::swap(out[*a], out[*c]);
+  std::vector<std::vector<int64_t>> groups(r);
+  size_t next = 0;
+  bool merges = false;
+  for (size_t j = 0; j < r; ++j) {
+    int64_t prod = 1;
+    if (out[j] <= 0) return std::nullopt;
+    while (prod < out[j] && next < in->size()) {
+      if ((*in)[next] <= 0) return std::nullopt;
+      prod *= (*in)[next];
+      groups[j].push_back(static_cast<int64_t>(next++));
+    }
+    if (prod != out[j]) return std::nullopt;
+  }
+  for (; next < in->size(); ++next) {  // trailing dims of 1 join the last group
+    if ((*in)[next] != 1) return std::nullopt;
+    groups[r - 1].push_back(static_cast<int64_t>(next));
+  }
+  for (const auto& group : groups) merges = merges || group.size() >= 2;
+  if (!merges) return std::nullopt;
+  std::swap(groups[*a], groups[*c]);
+  std::vector<ClassId> perm{b.Var("x")};
+  for (const auto& group : groups) {
+    for (int64_t dim : group) perm.push_back(AddNum(g, dim));
+  }
+  std::vector<ClassId> sizes{AddOp(g, Lang().permute, std::move(perm))};
+  for (int64_t size : *root) sizes.push_back(AddNum(g, size));
+  return AddOp(g, Lang().reshape, std::move(sizes));
+}
+
+// (bmm (reshape ?a ?p ?m ?k) (reshape ?b ?q ?k2 ?n)) where ?a is [B..., m, k] and ?b
+// [B..., k, n] with one batch prefix B whose product is the bmm batch: the bmm is, per (b...),
+// the batched matmul, flattened: (reshape (matmul ?a ?b) prod(B) m n).
+std::optional<ClassId> BmmOfMergedBatch(EGraph& g, const Bindings& b) {
+  auto sa = ShapeOf(g, b.Var("a")), sb = ShapeOf(g, b.Var("b"));
+  auto root = RootShape(g, b);
+  if (!sa || !sb || !root || root->size() != 3) return std::nullopt;
+  const size_t r = sa->size();
+  if (r < 3 || sb->size() != r) return std::nullopt;
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if ((*sa)[i] != (*sb)[i]) return std::nullopt;
+    batch *= (*sa)[i];
+  }
+  if (batch != (*root)[0] || (*sa)[r - 2] != (*root)[1] || (*sb)[r - 1] != (*root)[2] ||
+      (*sa)[r - 1] != (*sb)[r - 2]) {
+    return std::nullopt;
+  }
+  const OpId matmul = *Lang().ops().Find("matmul");
+  std::vector<ClassId> sizes{AddOp(g, matmul, {b.Var("a"), b.Var("b")})};
+  for (int64_t size : *root) sizes.push_back(AddNum(g, size));
+  return AddOp(g, Lang().reshape, std::move(sizes));
+}
+
+// (reshape (sumr ?xs...) ?ss...): reshape is linear, (sumr (reshape x_i ?ss...)...). An applier
+// only because the RHS repeats per ?xs while splicing all of ?ss into each element.
+std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
+  const auto& ss = b.List("ss");
+  std::vector<ClassId> terms;
+  for (ClassId x : b.List("xs")) {
+    std::vector<ClassId> args{x};
+    args.insert(args.end(), ss.begin(), ss.end());
+    terms.push_back(AddOp(g, Lang().reshape, std::move(args)));
+  }
+  return AddOp(g, Lang().sumr, std::move(terms));
+}
+
 ConditionTable BuildConditions() {
   ConditionTable t;
   t.Add("bcast-along-d", BroadcastsAlongD);
@@ -646,6 +738,7 @@ ConditionTable BuildConditions() {
   t.Add("same-type-as-y", SameTypeAsY);
   t.Add("rope-splits-at-heads", RopeSplitsAtHeads);
   t.Add("gqa-splits", GqaSplits);
+  t.Add("matmul-batch-splits-match", MatmulBatchSplitsMatch);
   return t;
 }
 
@@ -661,6 +754,9 @@ ApplierTable BuildAppliers() {
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
   t.Add("masked-offset-ids", MaskedOffsetIds);
   t.Add("slice-of-add-bcast", SliceOfAddBcast);
+  t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);
+  t.Add("bmm-of-merged-batch", BmmOfMergedBatch);
+  t.Add("reshape-of-sumr", ReshapeOfSumr);
   return t;
 }
 

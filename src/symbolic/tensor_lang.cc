@@ -68,6 +68,8 @@ const std::vector<TensorOpInfo> kOps = {
     {"or", 2, false, TensorRule::kCompare},               // (or a b): logical or of bool masks
     {"and", 2, false, TensorRule::kCompare},              // (and a b): logical and of bool masks
     {"not", 1, false, TensorRule::kUnary},                // (not m): logical not of a bool mask
+    // bmm with any number of batch dims: what a bmm over merged [B, H] batches is per (b, h).
+    {"matmul", 2, false, TensorRule::kBatchedMatmul},     // (matmul a b)
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -359,6 +361,25 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       }
       return TensorType{ir::PromoteTypes(a->dtype, b->dtype),
                         {a->shape[0], a->shape[1], b->shape[2]}};
+    }
+    case TensorRule::kBatchedMatmul: {
+      const auto& a = type_of(0);
+      const auto& b = type_of(1);
+      if (!a || !b || a->shape.size() < 3 || a->shape.size() != b->shape.size()) {
+        return fail("matmul needs two tensors of one rank >= 3");
+      }
+      const size_t r = a->shape.size();
+      for (size_t i = 0; i + 2 < r; ++i) {
+        if (a->shape[i] != b->shape[i]) {
+          return fail("matmul batch dims differ: " + Str(a->shape) + " x " + Str(b->shape));
+        }
+      }
+      if (a->shape[r - 1] != b->shape[r - 2]) {
+        return fail("matmul inner dimensions differ: " + Str(a->shape) + " x " + Str(b->shape));
+      }
+      TensorType out{ir::PromoteTypes(a->dtype, b->dtype), a->shape};
+      out.shape[r - 1] = b->shape[r - 1];
+      return out;
     }
     case TensorRule::kReshape: {
       if (!type_of(0)) return fail("operand is not a tensor");

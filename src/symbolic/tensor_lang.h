@@ -35,6 +35,7 @@ enum class TensorRule : uint8_t {
   kCompare,      // broadcasting binary with a bool result
   kMatmul,       // (mm a b): [m,k] x [k,n]
   kBatchMatmul,  // (bmm a b): [b,m,k] x [b,k,n]
+  kBatchedMatmul,  // (matmul a b): [B..., m, k] x [B..., k, n], equal batch dims B (no broadcast)
   kReshape,      // (reshape x sizes...)
   kTranspose,    // (transpose x d0 d1)
   kPermute,      // (permute x dims...)
