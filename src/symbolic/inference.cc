@@ -420,20 +420,7 @@ class LocalGraph {
     if (node.kind != ir::NodeKind::kOperator || CollectiveOf(node) != ir::CollectiveKind::kNone) {
       return;
     }
-    const std::string salt = "D" + std::to_string(rank) + ":" + std::to_string(ref.node);
-    std::set<ClassId> inputs;
-    // A trial lowering: its inputs are not explored, which is no cut of the neighbourhood.
-    const bool was_truncated = truncated_;
-    LoweredNode lowered = LowerNode(
-        egraph_, *analysis_, g, ref.node,
-        [&](TensorRef r) {
-          ClassId c = DLeafNoExpand(rank, r, options_.compute_hops + 1);
-          inputs.insert(egraph_.Find(c));
-          return c;
-        },
-        salt, constants_);
-    truncated_ = was_truncated;
-    if (!Structural(lowered, inputs)) return;
+    if (!LowersToRelationOps(g, ref.node, constants_)) return;
     for (TensorRef in : node.TensorInputs()) DLeaf(rank, in, 0);
     AddD(rank, ref.node, 0);
   }

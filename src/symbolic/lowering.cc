@@ -699,4 +699,29 @@ std::vector<ir::TensorRef> ReadInputs(const ir::Graph& graph, ir::NodeId node_id
   return std::vector<ir::TensorRef>(read.begin(), read.end());
 }
 
+bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
+                         const ConstantValues* constants) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  LeafTable leaves;
+  EGraph scratch(lang.ops());
+  const TensorAnalysis& analysis = scratch.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  std::set<ClassId> inputs;
+  TensorClassFn leaf_of = [&](ir::TensorRef ref) {
+    TensorLeaf leaf{TensorLeaf::Side::kDist, 0, ref, graph.type(ref), graph.ValueName(ref)};
+    ClassId c = scratch.Add(lang.Tensor(leaves.Intern(leaf)));
+    inputs.insert(c);
+    return c;
+  };
+  LoweredNode lowered = LowerNode(scratch, analysis, graph, node_id, leaf_of, "trial", constants);
+  for (size_t i = 0; i < lowered.outputs.size(); ++i) {
+    if (!lowered.outputs[i]) continue;
+    if (lowered.opaque[i]) return false;
+    if (inputs.count(scratch.Find(*lowered.outputs[i]))) continue;  // an identity
+    for (const ENode& n : scratch.Nodes(*lowered.outputs[i])) {
+      if (!lang.is_relation(n.op)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace gg::symbolic

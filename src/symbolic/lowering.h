@@ -50,6 +50,11 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
 std::vector<ir::TensorRef> ReadInputs(const ir::Graph& graph, ir::NodeId node_id,
                                       const ConstantValues* constants = nullptr);
 
+// Whether every tensor output of the node lowers to relation ops over its inputs (a view, slice,
+// split, cat...) or to one of its inputs: a structural operator. Decided on a scratch e-graph.
+bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
+                         const ConstantValues* constants = nullptr);
+
 // Operators with a lowering entry (sorted), for documentation and tests.
 std::vector<std::string> LoweredOperators();
 

@@ -183,20 +183,6 @@ TEST(SeededBugsTest, Qwen2DeletedDownProjAllReduceIsLocalizedToTheFinalNorm) {
 // the attention is a view or layout change of S's QKV that is related through D's addmm and rotary
 // outputs (upstream of the shift), so the first S operator that needs D's scattered tensor is the
 // attention `auto_functionalized_2` (its key and value come from the split of slice_scatter_1).
-//
-// KNOWN ENGINE GAP (asserted as it is today, never REFINES): the localization is right but the
-// verdict is UNKNOWN, "D neighbourhood depth limit (1024 computing operators)", not VIOLATION.
-// Observed: the local e-graph of auto_functionalized_2 saturates (stop reason "saturated") over
-// 17 D operators per rank at the last depth, 1024 (rotary, slice_scatters, splits, views, the
-// attention, up to view_11; D's o_proj mm is not added since its weight input t_1 is not in the
-// neighbourhood), yet LocalGraph::truncated() stays true, so deepening doubles to
-// max_compute_hops and ends as a limit. truncated_ is only set by DLeafNoExpand for a leaf at hop
-// compute_hops + 1 that has consumers; the suspected source is the leaves AddStructuralProducer's
-// trial lowering registers at that hop and keeps after a non-structural trial (it restores the
-// flag, not the hops). Re-adding input-free inputs at hop 0 in InputsReady did not remove it (tried
-// in a scratch build), so the exact leaf is not pinned down. What the engine needs: truncated()
-// true only when a reachable D operator was really left out (a complete neighbourhood that
-// saturates without an equal is the contract's VIOLATION). When fixed, the `else` branch runs.
 TEST(SeededBugsTest, Qwen2ShiftedRotaryScatterIsLocalizedToTheAttention) {
   Pair p = LoadQwen2Tp2();
   for (ir::Graph& g : p.d.ranks) {
@@ -208,17 +194,7 @@ TEST(SeededBugsTest, Qwen2ShiftedRotaryScatterIsLocalizedToTheAttention) {
   }
   ExpectWellTyped(p.d);
   VerifyResult result = VerifyPair(p);
-  RecordProperty("verdict", std::string(VerdictName(result.verdict)));  // in --gtest_output=xml
-  if (result.verdict == Verdict::kUnknown) {
-    // Today: the gap described above, and only it.
-    ASSERT_TRUE(result.first_failure.has_value()) << Describe(result, p.s);
-    EXPECT_EQ(FirstFailure(result, p.s), "auto_functionalized_2") << Describe(result, p.s);
-    EXPECT_NE(result.nodes[*result.first_failure].detail.find("D neighbourhood depth limit"),
-              std::string::npos)
-        << "UNKNOWN for a new reason: " << Describe(result, p.s);
-  } else {
-    ExpectViolationAt(result, p.s, "auto_functionalized_2");
-  }
+  ExpectViolationAt(result, p.s, "auto_functionalized_2");
 }
 
 // ---- (c) a reduction changed from sum to max --------------------------------------------------------
