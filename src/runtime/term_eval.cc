@@ -148,6 +148,7 @@ class Evaluator {
     if (op == "attention") return Attention(T(n, 0), T(n, 1), T(n, 2));
     if (op == "masked_fill") return at::masked_fill(T(n, 0), T(n, 1), F(n, 2));
     if (op == "embedding") return at::embedding(T(n, 0), T(n, 1));
+    if (op == "pick") return at::gather(T(n, 0), -1, T(n, 1).unsqueeze(-1)).squeeze(-1);
     if (op == "or") return at::logical_or(T(n, 0), T(n, 1));
     if (op == "dropout_mask") {
       // The modelled mask: a fixed pseudo-random function of each element and p (tensor_lang.cc).

@@ -518,6 +518,78 @@ std::optional<ClassId> VocabParallelEmbedding(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(parts));
 }
 
+// ---- cross-entropy target logit (pick) -------------------------------------------------------
+
+// A number operand: (num k) or (flt v).
+std::optional<double> NumberOf(const EGraph& g, ClassId id) {
+  if (auto k = IntOf(g, id)) return static_cast<double>(*k);
+  return FactsOf(g, id).fconstant;
+}
+
+// (pick (reshape ?x ?ss...) (reshape ?c ?ms...)): the reshapes only regroup leading dims — ?x's
+// last dim is the reshape's last size and ?c has ?x's leading shape — so row k of the reshaped x
+// is the row of x at the position of c's element k.
+bool PickReshapeKeepsLast(const EGraph& g, const Bindings& b) {
+  auto x = ShapeOf(g, b.Var("x"));
+  auto c = ShapeOf(g, b.Var("c"));
+  const auto& ss = b.List("ss");
+  if (!x || !c || x->empty() || ss.empty()) return false;
+  if (IntOf(g, ss.back()) != x->back()) return false;
+  return Shape64(x->begin(), x->end() - 1) == *c;
+}
+
+// (masked_fill (pick (concat ?d ?xs...) (masked_fill (sub ?t ?a) m ?z)) m ?z2) with
+// m = (t < a) | (t >= b), the logits concatenated along their last dim (the vocabulary) and
+// b - a their total width: Megatron's vocabulary-parallel target logit. Rank r holds columns
+// [o_r, o_r + n_r) (o_r = a + widths before r); it masks targets outside them
+// (m_r = t < o_r | t >= o_r + n_r), picks masked_fill(t - o_r, m_r, z) in its shard, zeroes the
+// masked rows with z2, and the ranks' results are summed. Exactly one rank keeps a target in
+// [a, b) (where S keeps it too, picking x[t - a]), none keeps one outside (where S writes z2), so
+// with z2 = 0 the sum equals S. z must be a valid column of every shard.
+std::optional<ClassId> VocabParallelPick(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  ClassId t = b.Var("t");
+  auto a = NumberOf(g, b.Var("a"));
+  auto hi = NumberOf(g, b.Var("b"));
+  auto z = NumberOf(g, b.Var("z"));
+  auto z2 = NumberOf(g, b.Var("z2"));
+  const auto& t_type = TypeOf(g, t);
+  if (!a || !hi || !z || !z2 || *z2 != 0.0 || !t_type || ir::IsFloatingPoint(t_type->dtype) ||
+      xs.empty() || *a != std::floor(*a)) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> widths;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape || shape->empty()) return std::nullopt;
+    auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+    if (!d || *d + 1 != static_cast<int64_t>(shape->size())) return std::nullopt;
+    widths.push_back(shape->back());
+  }
+  int64_t total = 0;
+  for (int64_t w : widths) total += w;
+  if (*hi - *a != static_cast<double>(total)) return std::nullopt;
+  if (*z != std::floor(*z) || *z < 0 || *z >= static_cast<double>(
+                                              *std::min_element(widths.begin(), widths.end()))) {
+    return std::nullopt;
+  }
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  std::vector<ClassId> parts;
+  double offset = *a;
+  for (size_t r = 0; r < xs.size(); ++r) {
+    ClassId mask = AddOp(g, op("or"), {AddOp(g, op("lt"), {t, flt(offset)}),
+                                       AddOp(g, op("ge"), {t, flt(offset + widths[r])})});
+    ClassId local = AddOp(g, op("masked_fill"),
+                          {AddOp(g, op("sub"), {t, flt(offset)}), mask, b.Var("z")});
+    ClassId picked = AddOp(g, op("pick"), {xs[r], local});
+    parts.push_back(AddOp(g, op("masked_fill"), {picked, mask, b.Var("z2")}));
+    offset += static_cast<double>(widths[r]);
+  }
+  if (parts.size() == 1) return parts.front();
+  return AddOp(g, Lang().sumr, std::move(parts));
+}
+
 // ---- vLLM vocabulary masks (integer ids compared with numbers) ------------------------------
 
 // ?x holds integers (or bools) and ?a, ?b are numbers that are not NaN: then x >= a is exactly
@@ -717,6 +789,7 @@ ConditionTable BuildConditions() {
   ConditionTable t;
   t.Add("bcast-along-d", BroadcastsAlongD);
   t.Add("equal-splits", EqualSplits);
+  t.Add("pick-reshape-keeps-last", PickReshapeKeepsLast);
   t.Add("aligned-splits", AlignedSplits);
   t.Add("batch-splits-match", [](const EGraph& g, const Bindings& b) {
     return PairwiseDims(g, b, 0, 0);
@@ -752,6 +825,7 @@ ApplierTable BuildAppliers() {
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
+  t.Add("vocab-parallel-pick", VocabParallelPick);
   t.Add("masked-offset-ids", MaskedOffsetIds);
   t.Add("slice-of-add-bcast", SliceOfAddBcast);
   t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);

@@ -70,6 +70,9 @@ const std::vector<TensorOpInfo> kOps = {
     {"not", 1, false, TensorRule::kUnary},                // (not m): logical not of a bool mask
     // bmm with any number of batch dims: what a bmm over merged [B, H] batches is per (b, h).
     {"matmul", 2, false, TensorRule::kBatchedMatmul},     // (matmul a b)
+    // x[..., ids[...]]: one entry of x's last dim per position, the target logit a cross entropy
+    // reads (x[arange(n), ids] on a 2-d x).
+    {"pick", 2, false, TensorRule::kPick},                // (pick x ids)
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -456,6 +459,17 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       TensorType out{w->dtype, idx->shape};
       out.shape.push_back(w->shape[1]);
       return out;
+    }
+    case TensorRule::kPick: {
+      const auto& x = type_of(0);
+      const auto& idx = type_of(1);
+      if (!x || !idx || x->shape.empty()) return fail("pick needs a tensor with a last dim");
+      if (ir::IsFloatingPoint(idx->dtype) || idx->dtype == ir::DType::kBool) {
+        return fail("pick needs integer ids");
+      }
+      Shape lead(x->shape.begin(), x->shape.end() - 1);
+      if (lead != idx->shape) return fail("pick ids must have x's leading shape");
+      return TensorType{x->dtype, idx->shape};
     }
     case TensorRule::kOpaque: {
       auto code = node.children.empty() ? std::nullopt : int_of(0);

@@ -42,6 +42,7 @@ enum class TensorRule : uint8_t {
   kReduceDim,    // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
   kReduceAll,    // (sum_all x): scalar
   kEmbedding,    // (embedding weight indices)
+  kPick,         // (pick x ids): x [..., V], integer ids [...] -> [...]
   kOpaque,       // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
 };
 
