@@ -429,10 +429,45 @@ Outputs UnifiedAttention(const LowerContext& l) {
   return {std::nullopt, l.Op("attention", {l.T("query"), l.T("key"), l.T("value")})};
 }
 
+// Whether `ref` is arange(0, n) (aten::arange.default(n) or arange.start(0, n[, 1])).
+bool IsArangeTo(const ir::Graph& graph, ir::TensorRef ref, int64_t n) {
+  const ir::Node& producer = graph.node(ref.node);
+  if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten" ||
+      producer.op.name != "arange") {
+    return false;
+  }
+  const auto& a = producer.args;
+  auto int_is = [&](size_t i, int64_t v) {
+    return a.size() > i && a[i].is_int() && a[i].as_int() == v;
+  };
+  if (producer.op.overload == "default") return a.size() == 1 && int_is(0, n);
+  if (producer.op.overload == "start") return a.size() == 2 && int_is(0, 0) && int_is(1, n);
+  if (producer.op.overload == "start_step") {
+    return a.size() == 3 && int_is(0, 0) && int_is(1, n) && int_is(2, 1);
+  }
+  return false;
+}
+
+// index(self, [arange(n), cols]) on a 2-d self [n, V]: self[i, cols[i]] for every row i, the
+// target-logit gather of a cross entropy, which is (pick self cols).
+Outputs IndexRowsCols(const LowerContext& l, const std::vector<std::optional<ir::TensorRef>>& ix) {
+  if (!ix[0] || !ix[1]) throw NotCovered{};
+  const TensorType& self = l.InType("self");
+  const TensorType& cols = l.graph().type(*ix[1]);
+  if (self.shape.size() != 2 || !self.shape[0].is_static() || cols.shape.size() != 1 ||
+      cols.shape[0] != self.shape[0]) {
+    throw NotCovered{};
+  }
+  if (cols.dtype != ir::DType::kInt64 && cols.dtype != ir::DType::kInt32) throw NotCovered{};
+  if (!IsArangeTo(l.graph(), *ix[0], self.shape[0].value())) throw NotCovered{};
+  return One(l.Op("pick", {l.T("self"), l.TensorClass(*ix[1])}));
+}
+
 // index(self, [ids]): rows of self picked by integer ids (one index tensor on dim 0), which is
 // an embedding lookup.
 Outputs Index(const LowerContext& l) {
   auto indices = l.OptionalTensors("indices");
+  if (indices.size() == 2) return IndexRowsCols(l, indices);
   if (indices.size() != 1 || !indices[0]) throw NotCovered{};
   ir::DType dtype = l.graph().type(*indices[0]).dtype;
   if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
