@@ -684,7 +684,40 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   // collected in *missing; every read input is recorded as used.
   std::set<TensorRef> used;
   for (const Relation& r : spec.expected_outputs) used.insert(r.s_tensor);
-  auto input_class = [&](LocalGraph& local, TensorRef in, std::vector<TensorRef>* missing) {
+  // S operators that saturated without a relation of their own although every input they read
+  // was related: their lowered term is carried into their consumers' e-graphs (S's own
+  // computation, composed; sound), so only the first tensor of a chain that D really computes
+  // needs an equal. Such a failure is `covered` once a consumer that inlined it is related.
+  std::set<ir::NodeId> inlinable;
+  std::set<ir::NodeId> covered;
+  std::set<ir::NodeId>* inlined_now = nullptr;
+  int32_t inline_depth = 0;
+  std::function<ClassId(LocalGraph&, TensorRef, std::vector<TensorRef>*)> input_class;
+
+  // Lowers S node `sid` into `local` over its inputs' classes.
+  auto lower_s = [&](LocalGraph& local, ir::NodeId sid, std::vector<TensorRef>* missing) {
+    const ir::Node& n = s_graph.node(sid);
+    LoweredNode l;
+    l.outputs.assign(n.outputs.size(), std::nullopt);
+    l.opaque.assign(n.outputs.size(), false);
+    ir::CollectiveKind kind = CollectiveOf(n);
+    if (kind != ir::CollectiveKind::kNone) {
+      std::vector<TensorRef> ins = n.TensorInputs();
+      if (!ins.empty() && n.outputs[0].type) {
+        ClassId in = input_class(local, ins[0], missing);
+        l.outputs[0] = kind == ir::CollectiveKind::kWait
+                           ? std::optional<ClassId>(in)
+                           : LowerCollective(local.egraph(), n, {in}, 0, *n.outputs[0].type);
+      }
+      return l;
+    }
+    return LowerNode(
+        local.egraph(), local.analysis(), s_graph, sid,
+        [&](TensorRef r) { return input_class(local, r, missing); }, "S:" + std::to_string(sid),
+        &spec.constants);
+  };
+
+  input_class = [&](LocalGraph& local, TensorRef in, std::vector<TensorRef>* missing) {
     used.insert(in);
     bool fresh = !local.HasSLeaf(in);
     ClassId leaf = local.SLeaf(in);
@@ -697,6 +730,18 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       }
     } else if (InputFree(s_graph, s_graph.node(in.node))) {
       local.LowerInputFreeS(in.node);
+    } else if (inlinable.count(in.node) && inline_depth < options.max_inline_depth) {
+      ++inline_depth;
+      LoweredNode l = lower_s(local, in.node, missing);
+      --inline_depth;
+      ReasonId reason = local.egraph().InternReason("S:" + s_graph.node(in.node).name);
+      for (size_t i = 0; i < l.outputs.size(); ++i) {
+        if (l.outputs[i]) {
+          local.egraph().Union(local.SLeaf(TensorRef{in.node, static_cast<int32_t>(i)}),
+                               *l.outputs[i], reason);
+        }
+      }
+      if (inlined_now) inlined_now->insert(in.node);
     } else {
       missing->push_back(in);
     }
@@ -734,27 +779,12 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       local.SetConstants(&spec.constants);
       std::vector<TensorRef> missing;
       // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
-      std::vector<std::optional<ClassId>> lowered(node.outputs.size());
-      std::vector<bool> opaque(node.outputs.size(), false);
-      ir::CollectiveKind kind = CollectiveOf(node);
-      if (kind != ir::CollectiveKind::kNone) {
-        std::vector<TensorRef> ins = node.TensorInputs();
-        if (!ins.empty() && node.outputs[0].type) {
-          ClassId in = input_class(local, ins[0], &missing);
-          if (kind == ir::CollectiveKind::kWait) {
-            lowered[0] = in;
-          } else {
-            lowered[0] = LowerCollective(local.egraph(), node, {in}, 0, *node.outputs[0].type);
-          }
-        }
-      } else {
-        LoweredNode l = LowerNode(
-            local.egraph(), local.analysis(), s_graph, id,
-            [&](TensorRef r) { return input_class(local, r, &missing); },
-            "S:" + std::to_string(id), &spec.constants);
-        lowered = l.outputs;
-        opaque = l.opaque;
-      }
+      std::set<ir::NodeId> inlined_here;
+      inlined_now = &inlined_here;
+      LoweredNode self = lower_s(local, id, &missing);
+      inlined_now = nullptr;
+      std::vector<std::optional<ClassId>> lowered = self.outputs;
+      std::vector<bool> opaque = self.opaque;
       if (!missing.empty()) {
         outcome.status = NodeStatus::kBlocked;
         outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
@@ -856,6 +886,9 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
           }
         }
       }
+      if (outcome.status == NodeStatus::kInferred) {
+        covered.insert(inlined_here.begin(), inlined_here.end());
+      }
       if (outcome.status != NodeStatus::kNoRelation) break;
       // The whole reachable neighbourhood was searched: a real dead end under the catalogue.
       if (!local.truncated()) break;
@@ -870,6 +903,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       result.nodes.push_back(std::move(outcome));
       continue;
     }
+    if (outcome.status == NodeStatus::kNoRelation) inlinable.insert(id);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - node_start).count();
     result.max_egraph_nodes = std::max(result.max_egraph_nodes, outcome.egraph_nodes);
     result.total_egraph_nodes += outcome.egraph_nodes;
@@ -924,6 +958,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   for (size_t i = 0; i < result.nodes.size() && !result.first_failure; ++i) {
     const NodeOutcome& n = result.nodes[i];
     if (n.status == NodeStatus::kInferred || n.status == NodeStatus::kBlocked) continue;
+    if (covered.count(n.s_node)) continue;  // carried into a consumer that D does compute
     for (size_t o = 0; o < s_graph.node(n.s_node).outputs.size(); ++o) {
       if (used.count(TensorRef{n.s_node, static_cast<int32_t>(o)})) {
         result.first_failure = i;

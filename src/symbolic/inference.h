@@ -30,6 +30,8 @@ struct InferenceOptions {
   // max_compute_hops (a reported limit).
   int32_t compute_hops = 1;
   int32_t max_compute_hops = 1024;
+  // How deep S operators without a relation of their own are carried into their consumers.
+  int32_t max_inline_depth = 16;
   size_t max_d_nodes = 4000;   // D operators added to one local e-graph
   // Relations kept per S tensor (every replica on every rank is one); 0 keeps all, which
   // later operators need to meet each rank's D operators by congruence.
