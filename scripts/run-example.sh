@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run-example.sh: set up, then run graphguard on the bundled example — the Megatron-LM GPT graphs
-# with tensor-parallel degree 2 (examples/corpus/gpt/paral2_layer1, see examples/corpus/NOTICE):
-# per-rank statistics, then an import to GraphGuard JSON and the same statistics read back from it.
+# run-example.sh: set up, then run graphguard on the bundled examples (examples/corpus, see its
+# NOTICE): `verify` of vLLM Qwen2 with tensor-parallel degree 2 against its sequential model
+# (examples/qwen2.rel; expected verdict REFINES), then the Megatron-LM GPT TP2 graphs: per-rank
+# statistics, an import to GraphGuard JSON and the same statistics read back from it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +15,11 @@ bash scripts/setup.sh
 GG="$BUILD_DIR/graphguard"
 mkdir -p "$OUT_DIR"
 
+QWEN=examples/corpus/qwen2
+echo "\$ graphguard verify --seq $QWEN/paral1_layer1/fw.g0.r0.py --dist $QWEN/paral2_layer1 --relations examples/qwen2.rel --json $OUT_DIR/qwen2_tp2.verify.json"
+"$GG" verify --seq "$QWEN/paral1_layer1/fw.g0.r0.py" --dist "$QWEN/paral2_layer1" \
+  --relations examples/qwen2.rel --json "$OUT_DIR/qwen2_tp2.verify.json"
+echo
 echo "\$ graphguard stats $EXAMPLE"
 "$GG" stats "$EXAMPLE"
 echo
