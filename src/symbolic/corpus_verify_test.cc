@@ -52,3 +52,44 @@ TEST(CorpusVerifyTest, Qwen2Tp2Layer1Refines) {
 
 }  // namespace
 }  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+// Megatron-LM GPT (tensor + sequence parallel), S = paral1, D = paral<N>, with examples/gpt.rel and
+// default options. The whole forward relates: vocabulary-parallel embedding, attention, MLP,
+// reduce_scatter / all_gather of every layer, and the vocabulary-parallel cross entropy (max,
+// target logit picked per shard and summed, exp-sum, log), the loss mask and the mean. Assumption
+// made visible by the spec: the captured `_tensor_constant*` (masked ids, masked logits) are 0.
+VerifyResult VerifyGpt(const std::string& s_dir, const std::string& d_dir, ir::Graph* s) {
+  *s = frontend::LoadGraph(CorpusPath("gpt/" + s_dir + "/fw.g0.r0.py"));
+  ir::Program d = frontend::LoadProgram({CorpusPath("gpt/" + d_dir)});
+  RelationSpec spec = RelationSpec::Load(ExamplePath("examples/gpt.rel"));
+  SpecResult relations = EvaluateSpec(spec, *s, d);
+  InferenceOptions options;
+  return Verify(*s, d, relations, LemmaCatalogue::Default().Rules(), options);
+}
+
+void ExpectGptRefines(const std::string& s_dir, const std::string& d_dir, size_t ranks) {
+  ir::Graph s;
+  VerifyResult result = VerifyGpt(s_dir, d_dir, &s);
+  EXPECT_EQ(result.verdict, Verdict::kRefines) << Describe(result, s);
+  ASSERT_EQ(result.outputs.size(), ranks);  // the loss, replicated on every rank
+  for (const OutputCheck& check : result.outputs) EXPECT_TRUE(check.implied) << check.detail;
+  EXPECT_FALSE(result.first_failure.has_value());
+}
+
+TEST(CorpusVerifyTest, GptTp2Layer1Refines) {
+  ExpectGptRefines("paral1_layer1", "paral2_layer1", 2);
+}
+
+TEST(CorpusVerifyTest, GptTp2Layer2Refines) {
+  ExpectGptRefines("paral1_layer2", "paral2_layer2", 2);
+}
+
+TEST(CorpusVerifyTest, GptTp4Layer1Refines) {
+  ExpectGptRefines("paral1_layer1", "paral4_layer1", 4);
+}
+
+}  // namespace
+}  // namespace gg::symbolic

@@ -692,6 +692,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
   std::set<ir::NodeId> covered;
   std::set<ir::NodeId>* inlined_now = nullptr;
   int32_t inline_depth = 0;
+  bool defining_related = false;  // lowering a related input's own S definition
   std::function<ClassId(LocalGraph&, TensorRef, std::vector<TensorRef>*)> input_class;
 
   // Lowers S node `sid` into `local` over its inputs' classes.
@@ -728,9 +729,38 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       for (const InferredRelation& rel : it->second) {
         local.egraph().Union(leaf, local.AddRelExpr(rel.relation.expr), reason);
       }
+      // Read by an S operator carried into a consumer: S's own definition of this related tensor
+      // joins too (one level; its inputs only through their own relations), so that a lemma
+      // spanning several S operators sees their structure (the vocabulary-parallel target logit:
+      // a mask (t < a) | (t >= b) over the targets t), and the D tensors related to those inputs
+      // bring the D operators computing the same thing into the neighbourhood. Sound: it is S's
+      // own computation; an input without a relation (or input-free producer) skips it.
+      const ir::Node& producer = s_graph.node(in.node);
+      if (inline_depth > 0 && !defining_related && producer.kind == ir::NodeKind::kOperator &&
+          !InputFree(s_graph, producer)) {
+        bool inputs_related = true;
+        for (TensorRef r : producer.TensorInputs()) {
+          auto k = known.find(r);
+          bool related = local.HasSLeaf(r) || (k != known.end() && !k->second.empty()) ||
+                         InputFree(s_graph, s_graph.node(r.node));
+          inputs_related = inputs_related && related;
+        }
+        if (inputs_related) {
+          defining_related = true;
+          std::vector<TensorRef> unrelated;
+          LoweredNode l = lower_s(local, in.node, &unrelated);
+          defining_related = false;
+          if (unrelated.empty() && in.output < static_cast<int32_t>(l.outputs.size()) &&
+              l.outputs[in.output]) {
+            local.egraph().Union(leaf, *l.outputs[in.output],
+                                 local.egraph().InternReason("S:" + producer.name));
+          }
+        }
+      }
     } else if (InputFree(s_graph, s_graph.node(in.node))) {
       local.LowerInputFreeS(in.node);
-    } else if (inlinable.count(in.node) && inline_depth < options.max_inline_depth) {
+    } else if (inlinable.count(in.node) && !defining_related &&
+               inline_depth < options.max_inline_depth) {
       ++inline_depth;
       LoweredNode l = lower_s(local, in.node, missing);
       --inline_depth;
