@@ -190,3 +190,18 @@ TEST_F(LemmaGoalTest, HeadSplitSurvivesReshapeAndSoftmax) {
 
 }  // namespace
 }  // namespace gg::symbolic
+
+#ifndef GG_NUMERIC_SELFTESTS
+namespace gg::symbolic {
+namespace {
+
+// Laptop mode: every lemma's numeric self-test (both sides on random float64 tensors) lives in
+// gg_runtime_tests, which needs LibTorch. Say so instead of passing silently.
+TEST(LemmaSelfTestAvailability, NumericSelfTestsNeedLibTorch) {
+  GTEST_SKIP() << "numeric lemma self-tests are not built: this build has no LibTorch "
+                  "(run scripts/setup.sh without GG_SKIP_TORCH, or set GG_TORCH_DIR)";
+}
+
+}  // namespace
+}  // namespace gg::symbolic
+#endif
