@@ -54,7 +54,9 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
           "time limit of each S operator's saturation in ms (default " +
               std::to_string(static_cast<int64_t>(defaults.per_node.time.count() * 1000)) + ")"),
       OptionSpec::One("--hops", "N",
-                      "D computing operators reachable beyond related D tensors (default " +
+                      "starting depth (D computing operators beyond the related D tensors) of "
+                      "the neighbourhood search, which deepens by doubling up to " +
+                          std::to_string(defaults.max_compute_hops) + " (default " +
                           std::to_string(defaults.compute_hops) + ")"),
   };
 }
