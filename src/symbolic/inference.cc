@@ -424,18 +424,6 @@ class LocalGraph {
 
   // A lowering that only rearranges: every output is one of the inputs (clone, copy, a full
   // slice_scatter) or a class of relation ops.
-  bool Structural(const LoweredNode& lowered, const std::set<ClassId>& inputs = {}) const {
-    for (size_t i = 0; i < lowered.outputs.size(); ++i) {
-      if (!lowered.outputs[i]) continue;
-      if (lowered.opaque[i]) return false;
-      if (inputs.count(egraph_.Find(*lowered.outputs[i]))) continue;
-      for (const ENode& n : egraph_.Nodes(*lowered.outputs[i])) {
-        if (!lang_.is_relation(n.op)) return false;
-      }
-    }
-    return true;
-  }
-
   // Relations often name a piece of a D tensor (a split output, a view) rather than the tensor:
   // D operators reading the whole (slice_scatter of the fused QKV) need the whole present. So a
   // structural producer (only relation ops: views, slices, splits) of a related D tensor is
@@ -490,7 +478,7 @@ class LocalGraph {
       outputs = lowered.outputs;
       std::set<ClassId> canonical;
       for (ClassId c : input_classes) canonical.insert(egraph_.Find(c));
-      structural = Structural(lowered, canonical);
+      structural = IsRelationOnly(egraph_, lowered, canonical);
     }
     int32_t hop = input_hop + (structural ? 0 : 1);
     if (hop > options_.compute_hops) {

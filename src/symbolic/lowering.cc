@@ -53,7 +53,7 @@ std::string ValueText(const Value& v) {
 // What a lowering entry works with: the bound arguments and helpers that add terms.
 class LowerContext {
  public:
-  LowerContext(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
+  LowerContext(EGraph& egraph, const ir::Graph& graph,
                const ir::Node& node, const BoundArgs& args, const TensorClassFn& tensor_class,
                const ConstantValues* constants = nullptr)
       : constants_(constants),
@@ -639,12 +639,6 @@ bool IsCollective(const ir::Node& node) {
   return info != nullptr && info->traits.collective != ir::CollectiveKind::kNone;
 }
 
-std::vector<std::string> LoweredOperators() {
-  std::vector<std::string> names;
-  for (const auto& [name, fn] : Table()) names.push_back(name);
-  return names;
-}
-
 LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
                       const std::string& salt, const ConstantValues* constants) {
@@ -674,7 +668,7 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
     if (it != Table().end()) {
       try {
         BoundArgs args(info->schema, node);
-        LowerContext context(egraph, analysis, graph, node, args, tensor_class, constants);
+        LowerContext context(egraph, graph, node, args, tensor_class, constants);
         Outputs outs = it->second(context);
         // Functionalized entries already list the void return first.
         if (outs.size() == node.outputs.size()) lowered = std::move(outs);
@@ -748,11 +742,17 @@ bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
     return c;
   };
   LoweredNode lowered = LowerNode(scratch, analysis, graph, node_id, leaf_of, "trial", constants);
+  return IsRelationOnly(scratch, lowered, inputs);
+}
+
+bool IsRelationOnly(const EGraph& egraph, const LoweredNode& lowered,
+                    const std::set<ClassId>& input_classes) {
+  const TensorLanguage& lang = TensorLanguage::Get();
   for (size_t i = 0; i < lowered.outputs.size(); ++i) {
     if (!lowered.outputs[i]) continue;
     if (lowered.opaque[i]) return false;
-    if (inputs.count(scratch.Find(*lowered.outputs[i]))) continue;  // an identity
-    for (const ENode& n : scratch.Nodes(*lowered.outputs[i])) {
+    if (input_classes.count(egraph.Find(*lowered.outputs[i]))) continue;  // an identity
+    for (const ENode& n : egraph.Nodes(*lowered.outputs[i])) {
       if (!lang.is_relation(n.op)) return false;
     }
   }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,13 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
 std::vector<ir::TensorRef> ReadInputs(const ir::Graph& graph, ir::NodeId node_id,
                                       const ConstantValues* constants = nullptr);
 
-// Whether every tensor output of the node lowers to relation ops over its inputs (a view, slice,
-// split, cat...) or to one of its inputs: a structural operator. Decided on a scratch e-graph.
+// Whether every tensor output of `lowered` is one of `input_classes` (canonical) or a class of
+// relation ops only (a view, slice, split, cat...): the node is structural.
+bool IsRelationOnly(const EGraph& egraph, const LoweredNode& lowered,
+                    const std::set<ClassId>& input_classes);
+
+// IsRelationOnly for a node lowered on a scratch e-graph (nothing is added to any other graph).
 bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
                          const ConstantValues* constants = nullptr);
-
-// Operators with a lowering entry (sorted), for documentation and tests.
-std::vector<std::string> LoweredOperators();
 
 }  // namespace gg::symbolic
