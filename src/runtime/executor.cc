@@ -163,6 +163,7 @@ class RankRun {
         Fail(node, "input value does not fit: " + why);
       }
       values_[graph_.inputs[i]] = {value};
+      Observe(ir::TensorRef{graph_.inputs[i], 0}, value);
     }
     for (size_t i = 0; i < graph_.nodes.size(); ++i) {
       const ir::Node& node = graph_.nodes[i];
@@ -182,6 +183,7 @@ class RankRun {
         }
       }
       values_[i] = {value};
+      Observe(ir::TensorRef{static_cast<ir::NodeId>(i), 0}, value);
     }
   }
 
@@ -257,8 +259,13 @@ class RankRun {
       }
       ir::TensorRef ref{id, static_cast<int32_t>(o)};
       if (keep_.count(ref) != 0) result_.kept[ref] = outputs[o];
+      Observe(ref, outputs[o]);
     }
     values_[next_] = std::move(outputs);
+  }
+
+  void Observe(ir::TensorRef ref, const at::Tensor& value) const {
+    if (options_.observe && value.defined()) options_.observe(rank_, ref, value);
   }
 
   // Frees what the current node used for the last time and moves on.

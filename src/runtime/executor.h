@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -23,6 +24,10 @@ struct ExecutionOptions {
   // from a CPU generator seeded with `seed + rank` (each rank its own stream).
   bool dropout_off = false;
   uint64_t seed = 0;
+  // Called with every value as soon as it exists (inputs, constants, operator outputs; undefined
+  // tensors are skipped), before the executor may free it: fingerprints and relation checks see
+  // every tensor without the executor keeping them all alive.
+  std::function<void(int32_t rank, ir::TensorRef ref, const at::Tensor& value)> observe;
 };
 
 // The values a graph starts from.

@@ -136,6 +136,27 @@ TEST(Execute, KeepsRequestedValuesAndFreesTheRest) {
   EXPECT_EQ(r.random_mode, "dropout seeded with 0");
 }
 
+TEST(Execute, ObservesEveryValueOnceInGraphOrder) {
+  Builder b;
+  Value x = b.Input("x", F32({3}));
+  Value e = b.Op("e", "aten::exp.default", {x}, F32({3}));
+  Value n = b.Op("n", "aten::neg.default", {e}, F32({3}));
+  b.g.outputs = {n};
+  at::Tensor in = at::randn({3});
+  std::vector<std::pair<ir::TensorRef, at::Tensor>> seen;
+  ExecutionOptions options;
+  options.observe = [&](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+    EXPECT_EQ(rank, 0);
+    seen.emplace_back(ref, value);
+  };
+  Execute(b.g, {{in}, {}}, options);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].first, x.as_tensor());
+  EXPECT_EQ(seen[1].first, e.as_tensor());
+  EXPECT_TRUE(at::allclose(seen[1].second, at::exp(in)));  // e is freed after n, seen before
+  EXPECT_EQ(seen[2].first, n.as_tensor());
+}
+
 // ---- the Qwen2 corpus graphs ----
 
 std::string Corpus(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
