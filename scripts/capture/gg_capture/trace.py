@@ -1,0 +1,84 @@
+"""Trace one rank of a program with make_fx: forward, or joint forward+backward.
+
+A program (see models/) builds its module for a TP group, gives its data, and returns from
+forward() a tuple (loss, extra outputs...). The joint function returns (loss, gradient of every
+parameter in named_parameters() order); gradients of parameters marked sequence-parallel are
+all-reduced first, as Megatron-LM's finalize_model_grads does (unless the program overrides
+finalize_grads, which the bug benchmark does).
+"""
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import fakedist, fxjson, tp as tpmod
+
+
+def default_finalize_grads(names, params, grads, tp):
+    return [tpmod.all_reduce_grad(g, tp) if getattr(p, "gg_sequence_parallel", False) else g
+            for p, g in zip(params, grads)]
+
+
+def sanitize(fqn):
+    return fqn.replace(".", "_")
+
+
+class Traced:
+    """One captured rank: the JSON graph object plus what the spec needs."""
+
+    def __init__(self, graph, input_names, param_placements, data_placements, output_placements,
+                 groups):
+        self.graph, self.input_names = graph, input_names
+        self.param_placements, self.data_placements = param_placements, data_placements
+        self.output_placements, self.groups = output_placements, groups
+
+
+def trace_rank(program, world, rank, mode):
+    """Capture rank `rank` of `program` with `world` ranks (world 1: the sequential program)."""
+    assert mode in ("fwd", "joint")
+    if world == 1:
+        return _trace(program, tpmod.TP(), mode, {})
+    with fakedist.fake_world(world, rank) as world_group:
+        tp = program.make_tp(world, rank, world_group)
+        return _trace(program, tp, mode, None)
+
+
+def _trace(program, tp, mode, groups):
+    torch.manual_seed(0)
+    model = program.build(tp)
+    model.train(False)
+    data = program.data(tp)
+    named = list(model.named_parameters())
+    names = [n for n, _ in named]
+    params = [p for _, p in named]
+    data_names = list(data)
+    finalize = getattr(program, "finalize_grads", default_finalize_grads)
+
+    def step(*flat):
+        p = dict(zip(names, flat[:len(names)]))
+        d = dict(zip(data_names, flat[len(names):]))
+        outs = torch.func.functional_call(model, p, (), d, tie_weights=True, strict=True)
+        if mode == "fwd":
+            return tuple(outs)
+        grads = torch.autograd.grad(outs[0], flat[:len(names)])
+        return (outs[0], *finalize(names, params, list(grads), tp))
+
+    args = [p.detach().clone().requires_grad_(mode == "joint") for p in params]
+    args += [data[k] for k in data_names]
+    gm = make_fx(step, record_stack_traces=True)(*args)
+    if groups is None:
+        groups = {}
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and getattr(node.target, "namespace", "") == "_c10d_functional":
+                group = node.args[-1]
+                if isinstance(group, str) and group not in groups:
+                    groups[group] = fakedist.group_ranks(group)
+    input_names = [sanitize(n) for n in names] + data_names
+    graph = fxjson.graph_to_json(gm, tp.rank if tp.size > 1 else 0, input_names)
+    param_placements = {sanitize(n): tpmod.placement(p) for n, p in named}
+    data_placements = {k: program.data_placement(k) for k in data_names}
+    if mode == "fwd":
+        out_places = program.output_placements()
+    else:
+        out_places = [("replicate",)] + [
+            ("replicate",) if getattr(p, "gg_sequence_parallel", False) else tpmod.placement(p)
+            for p in params]
+    return Traced(graph, input_names, param_placements, data_placements, out_places, groups)
