@@ -1,0 +1,422 @@
+#include "runtime/fingerprint_match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+namespace gg::runtime {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kFloorFraction = 1e-4;  // of the mean slice's squared norm
+
+std::string Sci(double x) {
+  if (std::isinf(x)) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", x);
+  return buf;
+}
+
+double MeanSliceSquares(const SliceProjections& p) {
+  if (p.count == 0) return 0.0;
+  double total = 0.0;
+  for (double v : p.sum_squares) total += v;
+  return total / static_cast<double>(p.count);
+}
+
+// The error of S's slice j against projections `other` (K values) with squared norm
+// `other_squares` (negative: unknown, only S's scale counts).
+double SliceError(const SliceProjections& s, int64_t j, const double* other, double other_squares,
+                  int k_count, double floor) {
+  double worst = 0.0;
+  for (int k = 0; k < k_count; ++k) {
+    double a = s.values[static_cast<size_t>(j * k_count + k)];
+    double diff = std::fabs(a - other[k]);
+    if (std::isnan(diff)) return kInf;
+    worst = std::max(worst, diff);
+  }
+  if (worst == 0.0) return 0.0;
+  double scale = std::max({s.sum_squares[static_cast<size_t>(j)], other_squares, floor});
+  return scale > 0.0 ? worst / std::sqrt(scale) : kInf;
+}
+
+// Error of S's slices [0, count) against `d`'s slices [first, first + count).
+double RangeError(const SliceProjections& s, int64_t s_first, const SliceProjections& d,
+                  int64_t d_first, int64_t count, int k_count, double floor, double stop_above) {
+  double worst = 0.0;
+  for (int64_t j = 0; j < count; ++j) {
+    const double* other = &d.values[static_cast<size_t>((d_first + j) * k_count)];
+    worst = std::max(worst, SliceError(s, s_first + j, other,
+                                       d.sum_squares[static_cast<size_t>(d_first + j)], k_count,
+                                       floor));
+    if (worst > stop_above) break;
+  }
+  return worst;
+}
+
+// Error of S's slices against the elementwise sum of several tensors' slices (same count).
+double SumError(const SliceProjections& s, const std::vector<const SliceProjections*>& parts,
+                int k_count, double floor) {
+  double worst = 0.0;
+  std::vector<double> summed(static_cast<size_t>(k_count));
+  for (int64_t j = 0; j < s.count; ++j) {
+    std::fill(summed.begin(), summed.end(), 0.0);
+    for (const SliceProjections* p : parts) {
+      for (int k = 0; k < k_count; ++k) {
+        summed[static_cast<size_t>(k)] += p->values[static_cast<size_t>(j * k_count + k)];
+      }
+    }
+    worst = std::max(worst, SliceError(s, j, summed.data(), -1.0, k_count, floor));
+  }
+  return worst;
+}
+
+// Same-shape error over the whole tensor and the slices along every dimension.
+double FullError(const TensorFingerprint& s, const TensorFingerprint& d) {
+  int k = s.projections;
+  double worst = RangeError(s.whole, 0, d.whole, 0, 1, k, 0.0, kInf);
+  for (size_t dim = 0; dim < s.shape.size(); ++dim) {
+    if (s.shape[dim] == 1) continue;
+    const SliceProjections& a = s.dims[dim];
+    worst = std::max(worst, RangeError(a, 0, d.dims[dim], 0, a.count, k,
+                                       kFloorFraction * MeanSliceSquares(a), kInf));
+  }
+  return worst;
+}
+
+double FullSumError(const TensorFingerprint& s, const std::vector<const TensorFingerprint*>& parts) {
+  int k = s.projections;
+  std::vector<const SliceProjections*> wholes;
+  for (const TensorFingerprint* p : parts) wholes.push_back(&p->whole);
+  double worst = SumError(s.whole, wholes, k, 0.0);
+  for (size_t dim = 0; dim < s.shape.size(); ++dim) {
+    if (s.shape[dim] == 1) continue;
+    std::vector<const SliceProjections*> slices;
+    for (const TensorFingerprint* p : parts) slices.push_back(&p->dims[dim]);
+    worst = std::max(worst, SumError(s.dims[dim], slices, k,
+                                     kFloorFraction * MeanSliceSquares(s.dims[dim])));
+  }
+  return worst;
+}
+
+int KindOrder(Candidate::Kind kind) { return static_cast<int>(kind); }
+
+}  // namespace
+
+const char* KindName(Candidate::Kind kind) {
+  switch (kind) {
+    case Candidate::Kind::kReplicated:
+      return "replicated";
+    case Candidate::Kind::kConcat:
+      return "concat";
+    case Candidate::Kind::kSum:
+      return "sum";
+    case Candidate::Kind::kIdentical:
+      return "identical";
+    case Candidate::Kind::kSlices:
+      return "slices";
+    case Candidate::Kind::kReshape:
+      return "reshape";
+  }
+  return "?";
+}
+
+std::string Candidate::ToString() const {
+  std::string out = std::string(KindName(kind)) + ": ";
+  for (size_t i = 0; i < exprs.size(); ++i) out += (i ? ", " : "") + exprs[i].ToString();
+  return out + " (error " + Sci(error) + ", tolerance " + Sci(tolerance) + ")";
+}
+
+FingerprintMatcher::FingerprintMatcher(const FingerprintTable& d, MatchOptions options)
+    : d_(d), options_(options), world_(static_cast<int32_t>(d.ranks.size())) {
+  for (int32_t r = 0; r < world_; ++r) {
+    for (const auto& [ref, fp] : d.ranks[static_cast<size_t>(r)]) {
+      Entry e{r, ref, &fp};
+      by_shape_[fp.shape].push_back(e);
+      by_numel_[fp.numel()].push_back(e);
+      for (size_t dim = 0; dim < fp.shape.size(); ++dim) {
+        std::vector<int64_t> key = fp.shape;
+        key[dim] = -1;
+        key.push_back(static_cast<int64_t>(dim));
+        by_open_dim_[key].push_back(e);
+      }
+    }
+  }
+}
+
+std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint& s) const {
+  const int k = s.projections;
+  auto tolerance = [&](const TensorFingerprint& d) {
+    double u = std::max(UnitRoundoff(s.dtype), UnitRoundoff(d.dtype));
+    return std::max(options_.exact_tolerance,
+                    std::min(options_.max_tolerance, options_.tolerance_factor * u));
+  };
+  auto leaf = [](const Entry& e) { return symbolic::RelExpr::Tensor(e.rank, e.ref, e.fp->name); };
+  // Entries grouped by name, one slot per rank (name order: deterministic).
+  auto by_name = [&](const std::vector<Entry>& entries) {
+    std::map<std::string, std::vector<const Entry*>> names;
+    for (const Entry& e : entries) {
+      auto& slots = names[e.fp->name];
+      slots.resize(static_cast<size_t>(world_), nullptr);
+      if (!slots[static_cast<size_t>(e.rank)]) slots[static_cast<size_t>(e.rank)] = &e;
+    }
+    return names;
+  };
+  auto complete = [](const std::vector<const Entry*>& slots) {
+    return std::all_of(slots.begin(), slots.end(), [](const Entry* e) { return e != nullptr; });
+  };
+
+  std::vector<Candidate> found;
+  auto add = [&](Candidate::Kind kind, std::vector<symbolic::RelExpr> exprs, double error,
+                 double tol) {
+    found.push_back(Candidate{kind, std::move(exprs), error, tol});
+  };
+
+  // Same shape: identical on a rank, replicated, sum over ranks.
+  if (auto it = by_shape_.find(s.shape); it != by_shape_.end()) {
+    auto names = by_name(it->second);
+    std::vector<const Candidate*> best_per_rank(static_cast<size_t>(world_), nullptr);
+    std::vector<Candidate> identical;
+    for (const auto& [name, slots] : names) {
+      std::vector<symbolic::RelExpr> rank_exprs;
+      double rep_error = 0.0, rep_tol = kInf;
+      bool all_hold = complete(slots);
+      for (const Entry* e : slots) {
+        if (!e) continue;
+        double tol = tolerance(*e->fp);
+        double error = RangeError(s.whole, 0, e->fp->whole, 0, 1, k, 0.0, kInf);
+        if (error <= tol) error = std::max(error, FullError(s, *e->fp));
+        identical.push_back(Candidate{Candidate::Kind::kIdentical, {leaf(*e)}, error, tol});
+        all_hold = all_hold && error <= tol;
+        rank_exprs.push_back(leaf(*e));
+        rep_error = std::max(rep_error, error);
+        rep_tol = std::min(rep_tol, tol);
+      }
+      if (all_hold && world_ > 1) {
+        add(Candidate::Kind::kReplicated, rank_exprs, rep_error, rep_tol);
+        // The identical candidates of this name are part of the replicated one.
+        identical.erase(std::remove_if(identical.begin(), identical.end(),
+                                       [&](const Candidate& c) {
+                                         return c.holds() &&
+                                                std::get<symbolic::DTensor>(c.exprs[0].node().kind)
+                                                        .name == name;
+                                       }),
+                        identical.end());
+      }
+      if (complete(slots) && world_ > 1) {
+        std::vector<const TensorFingerprint*> parts;
+        std::vector<symbolic::RelExpr> leaves;
+        double tol = 0.0;
+        for (const Entry* e : slots) {
+          parts.push_back(e->fp);
+          leaves.push_back(leaf(*e));
+          tol = std::max(tol, tolerance(*e->fp));
+        }
+        std::vector<const SliceProjections*> wholes;
+        for (const TensorFingerprint* p : parts) wholes.push_back(&p->whole);
+        double error = SumError(s.whole, wholes, k, 0.0);
+        if (error <= tol) error = std::max(error, FullSumError(s, parts));
+        add(Candidate::Kind::kSum, {symbolic::RelExpr::Sum(leaves)}, error, tol);
+      }
+    }
+    // Replicated across differently named tensors: every rank holds an identical one.
+    bool replicated_found = std::any_of(found.begin(), found.end(), [](const Candidate& c) {
+      return c.kind == Candidate::Kind::kReplicated && c.holds();
+    });
+    if (!replicated_found && world_ > 1) {
+      for (const Candidate& c : identical) {
+        if (!c.holds()) continue;
+        int32_t r = std::get<symbolic::DTensor>(c.exprs[0].node().kind).rank;
+        auto& best = best_per_rank[static_cast<size_t>(r)];
+        if (!best || c.error < best->error) best = &c;
+      }
+      if (std::all_of(best_per_rank.begin(), best_per_rank.end(),
+                      [](const Candidate* c) { return c != nullptr; })) {
+        std::vector<symbolic::RelExpr> exprs;
+        double error = 0.0, tol = kInf;
+        for (const Candidate* c : best_per_rank) {
+          exprs.push_back(c->exprs[0]);
+          error = std::max(error, c->error);
+          tol = std::min(tol, c->tolerance);
+        }
+        add(Candidate::Kind::kReplicated, exprs, error, tol);
+      }
+    }
+    for (Candidate& c : identical) found.push_back(std::move(c));
+  }
+
+  // One dimension differs: concat over ranks, or runs of slices of the ranks' tensors.
+  for (size_t dim = 0; dim < s.shape.size(); ++dim) {
+    if (s.shape[dim] <= 1) continue;
+    std::vector<int64_t> key = s.shape;
+    key[dim] = -1;
+    key.push_back(static_cast<int64_t>(dim));
+    auto it = by_open_dim_.find(key);
+    if (it == by_open_dim_.end()) continue;
+    const SliceProjections& sp = s.dims[dim];
+    const double floor = kFloorFraction * MeanSliceSquares(sp);
+    const auto d64 = static_cast<int64_t>(dim);
+    for (const auto& [name, slots] : by_name(it->second)) {
+      double tol = 0.0;
+      for (const Entry* e : slots) {
+        if (e) tol = std::max(tol, tolerance(*e->fp));
+      }
+      // Concat in rank order.
+      bool concat_holds = false;
+      if (complete(slots) && world_ > 1) {
+        int64_t total = 0;
+        for (const Entry* e : slots) total += e->fp->shape[dim];
+        bool same_as_identity = false;
+        for (const Entry* e : slots) same_as_identity |= e->fp->shape[dim] == s.shape[dim];
+        if (total == s.shape[dim] && !same_as_identity) {
+          double error = 0.0;
+          int64_t offset = 0;
+          std::vector<symbolic::RelExpr> leaves;
+          for (const Entry* e : slots) {
+            const SliceProjections& part = e->fp->along(d64);
+            error = std::max(error, RangeError(sp, offset, part, 0, part.count, k, floor, kInf));
+            offset += part.count;
+            leaves.push_back(leaf(*e));
+          }
+          add(Candidate::Kind::kConcat, {symbolic::RelExpr::Concat(d64, leaves)}, error, tol);
+          concat_holds = error <= tol;
+        }
+      }
+      if (concat_holds) continue;
+      // Runs of consecutive slices: continue the current run when the next slice matches, else
+      // look for S's slice among every slice of every rank (rank order, then index).
+      struct Run {
+        const Entry* entry;
+        int64_t start, end;
+      };
+      std::vector<Run> runs;
+      double error = 0.0;
+      bool covered = true;
+      for (int64_t j = 0; j < sp.count && covered; ++j) {
+        if (!runs.empty()) {
+          Run& run = runs.back();
+          const SliceProjections& part = run.entry->fp->along(d64);
+          if (run.end < part.count) {
+            double e = RangeError(sp, j, part, run.end, 1, k, floor, kInf);
+            if (e <= tol) {
+              error = std::max(error, e);
+              ++run.end;
+              continue;
+            }
+          }
+        }
+        bool hit = false;
+        for (const Entry* e : slots) {
+          if (!e || hit) continue;
+          const SliceProjections& part = e->fp->along(d64);
+          for (int64_t i = 0; i < part.count; ++i) {
+            double err = RangeError(sp, j, part, i, 1, k, floor, kInf);
+            if (err <= tol) {
+              error = std::max(error, err);
+              runs.push_back(Run{e, i, i + 1});
+              hit = true;
+              break;
+            }
+          }
+        }
+        covered = hit;
+      }
+      if (!covered || runs.empty()) continue;
+      std::vector<symbolic::RelExpr> pieces;
+      for (const Run& run : runs) {
+        symbolic::RelExpr t = leaf(*run.entry);
+        pieces.push_back(run.start == 0 && run.end == run.entry->fp->shape[dim]
+                             ? t
+                             : symbolic::RelExpr::Slice(t, d64, run.start, run.end));
+      }
+      if (pieces.size() == 1 && std::holds_alternative<symbolic::DTensor>(pieces[0].node().kind)) {
+        continue;  // the identical candidate
+      }
+      add(Candidate::Kind::kSlices,
+          {pieces.size() == 1 ? pieces[0] : symbolic::RelExpr::Concat(d64, pieces)}, error, tol);
+    }
+  }
+
+  // Reshapes (same elements in the same order): only when nothing of S's shape holds.
+  bool any_holds = std::any_of(found.begin(), found.end(), [](const Candidate& c) {
+    return c.holds();
+  });
+  if (!any_holds) {
+    if (auto it = by_numel_.find(s.numel()); it != by_numel_.end()) {
+      for (const auto& [name, slots] : by_name(it->second)) {
+        std::vector<symbolic::RelExpr> exprs;
+        double worst = 0.0, tol_all = kInf;
+        bool all_hold = complete(slots);
+        for (const Entry* e : slots) {
+          if (!e || e->fp->shape == s.shape) {
+            all_hold = false;
+            continue;
+          }
+          double tol = tolerance(*e->fp);
+          double error = RangeError(s.whole, 0, e->fp->whole, 0, 1, k, 0.0, kInf);
+          symbolic::RelExpr expr = symbolic::RelExpr::Reshape(leaf(*e), s.shape);
+          if (error <= tol) exprs.push_back(expr);
+          all_hold = all_hold && error <= tol;
+          worst = std::max(worst, error);
+          tol_all = std::min(tol_all, tol);
+          if (!(all_hold && world_ > 1)) add(Candidate::Kind::kReshape, {expr}, error, tol);
+        }
+        if (all_hold && world_ > 1) add(Candidate::Kind::kReplicated, exprs, worst, tol_all);
+      }
+    }
+  }
+
+  // Holding candidates by kind then error; then the failing ones by error.
+  std::stable_sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.holds() != b.holds()) return a.holds();
+    if (a.holds() && a.kind != b.kind) return KindOrder(a.kind) < KindOrder(b.kind);
+    return a.error < b.error;
+  });
+  std::vector<Candidate> result;
+  size_t holding = 0, failing = 0;
+  for (Candidate& c : found) {
+    size_t& n = c.holds() ? holding : failing;
+    if (n++ < options_.max_candidates) result.push_back(std::move(c));
+  }
+  return result;
+}
+
+std::vector<Candidate> CandidatesFor(const FingerprintTable& s, const FingerprintTable& d,
+                                     ir::TensorRef s_tensor, const MatchOptions& options) {
+  const TensorFingerprint* fp = s.Find(0, s_tensor);
+  if (!fp) return {};
+  return FingerprintMatcher(d, options).CandidatesFor(*fp);
+}
+
+std::string NumericClassification::ToString() const {
+  switch (kind) {
+    case Kind::kMissingLemma:
+      return "numerically equal to " + closest->ToString() +
+             ": a missing lemma (the relation holds on these inputs but was not proved)";
+    case Kind::kNumericallyDifferent:
+      return closest ? "numerically different: the closest candidate, " + closest->ToString() +
+                           ", does not hold (a real difference, or a relation outside the "
+                           "candidate forms)"
+                     : "numerically different: no D tensor of a compatible shape";
+    case Kind::kNotObserved:
+      return "not observed: no fingerprint of this tensor";
+  }
+  return "";
+}
+
+NumericClassification ClassifyNumerically(const FingerprintTable& s, const FingerprintTable& d,
+                                          ir::TensorRef s_tensor, const MatchOptions& options) {
+  NumericClassification result;
+  if (!s.Find(0, s_tensor)) return result;
+  std::vector<Candidate> candidates = CandidatesFor(s, d, s_tensor, options);
+  result.kind = !candidates.empty() && candidates.front().holds()
+                    ? NumericClassification::Kind::kMissingLemma
+                    : NumericClassification::Kind::kNumericallyDifferent;
+  if (!candidates.empty()) result.closest = candidates.front();
+  return result;
+}
+
+}  // namespace gg::runtime

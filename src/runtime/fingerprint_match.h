@@ -1,0 +1,102 @@
+// Fingerprint matching: which expressions over D tensors equal a given S tensor numerically,
+// judged on fingerprints alone (fingerprint.h). Used to propose relations (infer-relations, hints
+// for the symbolic engine) and to classify what the symbolic engine could not relate: a D
+// expression that equals the S tensor means a missing lemma; none means the values differ.
+//
+// Candidates, limited by shape (the D tensors are indexed by shape, by shape with one dimension
+// left open, and by element count):
+//   identical   S == t@r                          (same shape; every projection equal)
+//   replicated  S == t@r for every rank r          (one relation per rank)
+//   concat      S == concat(d, t@0, t@1, ...)      (slices along d are the ranks' slices, in order)
+//   sum         S == sum(t@0, t@1, ...)            (projections add)
+//   slices      S == concat(d, slice(t@r, d, a, b), ...) or one slice: S's slices along d are
+//               runs of consecutive slices of the ranks' tensors (a row range of one rank, an
+//               interleaved fused layout such as vLLM's [q; k; v] per rank)
+//   reshape     S == reshape(t@r, shape)           (same element count; whole-tensor projections)
+// A D tensor `t` on several ranks means the value of the same FX name on each rank.
+//
+// Error of a candidate: the largest |projection(S) - projection(expr)| over projections and
+// slices, each divided by the slice's scale sqrt(max(|S_j|^2, |expr_j|^2, floor)) with the floor
+// 1e-4 of the mean slice's squared norm: an estimate of the normwise relative error per slice.
+// A candidate holds when its error is at most the tolerance: tolerance_factor times the larger
+// unit roundoff of the two dtypes (fingerprint.h's UnitRoundoff), capped at max_tolerance, and
+// at least exact_tolerance (integers and booleans compare exactly up to double rounding).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/fingerprint.h"
+#include "symbolic/relation.h"
+
+namespace gg::runtime {
+
+struct MatchOptions {
+  double tolerance_factor = 64.0;
+  double max_tolerance = 0.05;
+  double exact_tolerance = 1e-9;
+  size_t max_candidates = 8;       // at most this many holding and this many failing candidates
+};
+
+struct Candidate {
+  enum class Kind { kReplicated, kConcat, kSum, kIdentical, kSlices, kReshape };
+  Kind kind = Kind::kIdentical;
+  std::vector<symbolic::RelExpr> exprs;  // S == each of them (replicated: one per rank)
+  double error = 0.0;
+  double tolerance = 0.0;
+  bool holds() const { return error <= tolerance; }
+  // "replicated: t@0, t@1 (error 1.2e-07, tolerance 3.8e-06)".
+  std::string ToString() const;
+};
+
+const char* KindName(Candidate::Kind kind);
+
+// D's fingerprints indexed for matching many S tensors.
+class FingerprintMatcher {
+ public:
+  FingerprintMatcher(const FingerprintTable& d, MatchOptions options = {});
+
+  // Candidates for one S fingerprint: those that hold first (by kind as listed in Kind, then
+  // error), then the closest ones that fail (by error).
+  std::vector<Candidate> CandidatesFor(const TensorFingerprint& s) const;
+
+  const MatchOptions& options() const { return options_; }
+
+ private:
+  struct Entry {
+    int32_t rank;
+    ir::TensorRef ref;
+    const TensorFingerprint* fp;
+  };
+  const FingerprintTable& d_;
+  MatchOptions options_;
+  int32_t world_ = 0;
+  std::map<std::vector<int64_t>, std::vector<Entry>> by_shape_;
+  // Shape with dimension d replaced by -1, and d appended.
+  std::map<std::vector<int64_t>, std::vector<Entry>> by_open_dim_;
+  std::map<int64_t, std::vector<Entry>> by_numel_;
+};
+
+// Candidates for S tensor `s_tensor` (of `s`'s rank 0); empty when it has no fingerprint.
+std::vector<Candidate> CandidatesFor(const FingerprintTable& s, const FingerprintTable& d,
+                                     ir::TensorRef s_tensor, const MatchOptions& options = {});
+
+// What the numbers say of an S tensor the symbolic engine could not relate.
+struct NumericClassification {
+  enum class Kind {
+    kMissingLemma,           // some D expression equals it: the relation exists, unproved
+    kNumericallyDifferent,   // no candidate holds: the values differ (a real bug, or a relation
+                             // outside the candidate forms)
+    kNotObserved,            // no fingerprint (not computed, or complex)
+  };
+  Kind kind = Kind::kNotObserved;
+  std::optional<Candidate> closest;  // the holding candidate, or the one with the least error
+  std::string ToString() const;      // one line for a report
+};
+
+NumericClassification ClassifyNumerically(const FingerprintTable& s, const FingerprintTable& d,
+                                          ir::TensorRef s_tensor,
+                                          const MatchOptions& options = {});
+
+}  // namespace gg::runtime

@@ -1,0 +1,215 @@
+#include "runtime/fingerprint.h"
+
+#include <gtest/gtest.h>
+
+#include "reference/kernel_defs.h"
+#include "runtime/fingerprint_match.h"
+
+namespace gg::runtime {
+namespace {
+
+using symbolic::RelExpr;
+
+// Projection k of slice j along `dim`, straight from the definition in kernel_defs.h.
+double DirectProjection(const at::Tensor& x, int64_t dim, int64_t j, int k, uint64_t seed) {
+  at::Tensor slice = x.to(at::kDouble).select(dim, j).contiguous().reshape({-1});
+  auto values = slice.accessor<double, 1>();
+  // The slice's positions p = o * inner + i are its flat positions once `dim` is removed.
+  double total = 0.0;
+  for (int64_t p = 0; p < slice.numel(); ++p) {
+    total += values[p] *
+             kernels::ProjectionSign(seed, static_cast<uint64_t>(p), k);
+  }
+  return total;
+}
+
+TEST(Fingerprint, FollowsTheKernelDefinition) {
+  at::manual_seed(1);
+  at::Tensor x = at::randn({3, 5, 7});
+  FingerprintOptions options;
+  TensorFingerprint fp = Fingerprint(x, options, "x");
+  EXPECT_EQ(fp.name, "x");
+  ASSERT_EQ(fp.dims.size(), 3u);
+  for (int64_t dim = 0; dim < 3; ++dim) {
+    ASSERT_EQ(fp.dims[static_cast<size_t>(dim)].count, x.size(dim));
+    for (int64_t j = 0; j < x.size(dim); ++j) {
+      for (int k = 0; k < options.projections; ++k) {
+        EXPECT_NEAR(fp.dims[static_cast<size_t>(dim)].projection(j, k, options.projections),
+                    DirectProjection(x, dim, j, k, options.seed), 1e-9);
+      }
+    }
+  }
+  // The whole tensor is the layout [1, 1, numel]: a reshape keeps it.
+  TensorFingerprint flat = Fingerprint(x.reshape({105}), options);
+  for (int k = 0; k < options.projections; ++k) {
+    EXPECT_NEAR(fp.whole.values[static_cast<size_t>(k)], flat.whole.values[static_cast<size_t>(k)],
+                1e-9);
+  }
+  EXPECT_NEAR(fp.sum_squares(), x.to(at::kDouble).square().sum().item<double>(), 1e-9);
+}
+
+TEST(Fingerprint, SlicesOfAConcatAreThePiecesSlices) {
+  at::manual_seed(2);
+  at::Tensor a = at::randn({4, 3, 6}), b = at::randn({4, 5, 6});
+  TensorFingerprint full = Fingerprint(at::cat({a, b}, 1));
+  TensorFingerprint fa = Fingerprint(a), fb = Fingerprint(b);
+  int k_count = full.projections;
+  for (int k = 0; k < k_count; ++k) {
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_NEAR(full.dims[1].projection(j, k, k_count), fa.dims[1].projection(j, k, k_count),
+                  1e-9);
+    }
+    for (int64_t j = 0; j < 5; ++j) {
+      EXPECT_NEAR(full.dims[1].projection(3 + j, k, k_count), fb.dims[1].projection(j, k, k_count),
+                  1e-9);
+    }
+  }
+  // An extent-1 dimension's slice is the whole tensor.
+  TensorFingerprint one = Fingerprint(at::randn({1, 9}));
+  EXPECT_EQ(&one.along(0), &one.whole);
+}
+
+TEST(Fingerprint, RejectsBadProjectionCounts) {
+  FingerprintOptions options;
+  options.projections = 9;
+  EXPECT_THROW(Fingerprint(at::ones({2}), options), std::invalid_argument) << "9 is not allowed";
+  options.projections = 0;
+  EXPECT_THROW(Fingerprint(at::ones({2}), options), std::invalid_argument);
+}
+
+TEST(Fingerprint, UnitRoundoffPerDType) {
+  EXPECT_EQ(UnitRoundoff(ir::DType::kBFloat16), 1.0 / 256);
+  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat16), 1.0 / 2048);
+  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat32), std::ldexp(1.0, -24));
+  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat64), std::ldexp(1.0, -53));
+  EXPECT_EQ(UnitRoundoff(ir::DType::kInt64), 0.0);
+}
+
+// A table of named tensors per rank (refs numbered in order).
+struct Tables {
+  FingerprintTable s, d;
+  explicit Tables(int world) {
+    s.ranks.resize(1);
+    d.ranks.resize(static_cast<size_t>(world));
+    s.projections = d.projections = FingerprintOptions{}.projections;
+  }
+  ir::TensorRef S(const std::string& name, const at::Tensor& value) {
+    ir::TensorRef ref{static_cast<ir::NodeId>(s.ranks[0].size()), 0};
+    s.ranks[0][ref] = Fingerprint(value, {}, name);
+    return ref;
+  }
+  void D(int32_t rank, const std::string& name, const at::Tensor& value) {
+    auto& m = d.ranks[static_cast<size_t>(rank)];
+    ir::TensorRef ref{static_cast<ir::NodeId>(m.size()), 0};
+    m[ref] = Fingerprint(value, {}, name);
+  }
+};
+
+// "kind: expr, expr" of the best candidate when it holds, else "none".
+std::string Best(const std::vector<Candidate>& c) {
+  if (c.empty() || !c.front().holds()) return "none";
+  std::string out = std::string(KindName(c.front().kind)) + ": ";
+  for (size_t i = 0; i < c.front().exprs.size(); ++i) {
+    out += (i ? ", " : "") + c.front().exprs[i].ToString();
+  }
+  return out;
+}
+
+TEST(FingerprintMatch, FindsReplicatedConcatSumAndSlices) {
+  at::manual_seed(3);
+  Tables t(2);
+  at::Tensor w = at::randn({8, 6});
+  ir::TensorRef rep = t.S("rep", w);
+  t.D(0, "w", w);
+  t.D(1, "w", w);
+  at::Tensor x = at::randn({10, 6});
+  ir::TensorRef cat = t.S("cat", x);
+  t.D(0, "x", x.narrow(0, 0, 4));
+  t.D(1, "x", x.narrow(0, 4, 6));  // uneven shards
+  at::Tensor p0 = at::randn({3, 5}), p1 = at::randn({3, 5});
+  ir::TensorRef sum = t.S("sum", p0 + p1);
+  t.D(0, "p", p0);
+  t.D(1, "p", p1);
+  // vLLM's fused QKV: rank r holds [q_r; k_r; v_r], S holds [q_0; q_1; k_0; k_1; v_0; v_1].
+  std::vector<at::Tensor> q, k, v;
+  for (int r = 0; r < 2; ++r) {
+    q.push_back(at::randn({4, 3}));
+    k.push_back(at::randn({2, 3}));
+    v.push_back(at::randn({2, 3}));
+    t.D(r, "qkv", at::cat({q[r], k[r], v[r]}, 0));
+  }
+  ir::TensorRef qkv = t.S("qkv", at::cat({q[0], q[1], k[0], k[1], v[0], v[1]}, 0));
+  ir::TensorRef rows = t.S("rows", x.narrow(0, 5, 3));  // a row range of rank 1's shard
+  ir::TensorRef flat = t.S("flat", w.reshape({48}));
+  ir::TensorRef other = t.S("other", at::randn({10, 6}));
+
+  auto best = [&](ir::TensorRef ref) { return Best(CandidatesFor(t.s, t.d, ref)); };
+  EXPECT_EQ(best(rep), "replicated: w@0, w@1");
+  EXPECT_EQ(best(cat), "concat: concat(0, x@0, x@1)");
+  EXPECT_EQ(best(sum), "sum: sum(p@0, p@1)");
+  EXPECT_EQ(best(qkv),
+            "slices: concat(0, slice(qkv@0, 0, 0, 4), slice(qkv@1, 0, 0, 4), slice(qkv@0, 0, 4, 6), "
+            "slice(qkv@1, 0, 4, 6), slice(qkv@0, 0, 6, 8), slice(qkv@1, 0, 6, 8))");
+  EXPECT_EQ(best(rows), "slices: slice(x@1, 0, 1, 4)");
+  EXPECT_EQ(best(flat), "replicated: reshape(w@0, [48]), reshape(w@1, [48])");
+  EXPECT_EQ(best(other), "none");
+  // The failing candidates of `other` still say how far off the closest one is.
+  std::vector<Candidate> c = CandidatesFor(t.s, t.d, other);
+  ASSERT_FALSE(c.empty());
+  EXPECT_GT(c.front().error, 0.1);
+}
+
+TEST(FingerprintMatch, ToleranceFollowsTheDType) {
+  at::manual_seed(4);
+  Tables t(2);
+  at::Tensor a = at::randn({64, 32});
+  // S in float32, D's shards rounded to bfloat16: within bf16's tolerance, not within fp32's.
+  ir::TensorRef s32 = t.S("s", a);
+  t.D(0, "b", a.narrow(1, 0, 16).to(at::kBFloat16));
+  t.D(1, "b", a.narrow(1, 16, 16).to(at::kBFloat16));
+  t.D(0, "f", a.narrow(1, 0, 16) + 1e-3 * at::randn({64, 16}));
+  t.D(1, "f", a.narrow(1, 16, 16));
+  std::vector<Candidate> c = CandidatesFor(t.s, t.d, s32);
+  ASSERT_FALSE(c.empty());
+  EXPECT_TRUE(c.front().holds());
+  EXPECT_EQ(c.front().exprs[0].ToString(), "concat(1, b@0, b@1)");
+  bool f_fails = false;
+  for (const Candidate& x : c) {
+    if (x.exprs[0].ToString() == "concat(1, f@0, f@1)") f_fails = !x.holds() && x.error > 1e-4;
+  }
+  EXPECT_TRUE(f_fails) << "a 1e-3 perturbation is far outside fp32's tolerance";
+}
+
+TEST(FingerprintMatch, IntegersMatchExactly) {
+  Tables t(2);
+  at::Tensor ids = at::arange(0, 12, at::kLong).reshape({3, 4});
+  ir::TensorRef s = t.S("ids", ids);
+  t.D(0, "ids", ids);
+  t.D(1, "ids", ids + (at::arange(0, 12, at::kLong).reshape({3, 4}) == 7).to(at::kLong));
+  std::vector<Candidate> c = CandidatesFor(t.s, t.d, s);
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(Best(c), "identical: ids@0") << "one element differs on rank 1";
+}
+
+TEST(NumericClassification, MissingLemmaOrDifferent) {
+  at::manual_seed(5);
+  Tables t(2);
+  at::Tensor a = at::randn({6, 4});
+  ir::TensorRef equal = t.S("equal", a);
+  ir::TensorRef different = t.S("different", a * 1.5);
+  ir::TensorRef complex_only = ir::TensorRef{99, 0};
+  t.D(0, "a", a.narrow(0, 0, 3));
+  t.D(1, "a", a.narrow(0, 3, 3));
+  NumericClassification eq = ClassifyNumerically(t.s, t.d, equal);
+  EXPECT_EQ(eq.kind, NumericClassification::Kind::kMissingLemma);
+  EXPECT_NE(eq.ToString().find("concat(0, a@0, a@1)"), std::string::npos) << eq.ToString();
+  NumericClassification diff = ClassifyNumerically(t.s, t.d, different);
+  EXPECT_EQ(diff.kind, NumericClassification::Kind::kNumericallyDifferent);
+  ASSERT_TRUE(diff.closest.has_value());
+  EXPECT_GT(diff.closest->error, 0.1);
+  EXPECT_EQ(ClassifyNumerically(t.s, t.d, complex_only).kind,
+            NumericClassification::Kind::kNotObserved);
+}
+
+}  // namespace
+}  // namespace gg::runtime
