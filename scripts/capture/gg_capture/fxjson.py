@@ -18,7 +18,7 @@ _DTYPES = {
     torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
     torch.float32: "f32", torch.float64: "f64", torch.complex64: "c64", torch.complex128: "c128",
 }
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n(?:\s+(.*))?')
 
 

@@ -7,6 +7,10 @@ _PROGRAMS = {
 }
 
 
+# The models of tests/corpus (make_corpus.py), in order.
+CORPUS = ["megatron_gpt", "megatron_gpt_sp"]
+
+
 def names():
     return sorted(_PROGRAMS)
 

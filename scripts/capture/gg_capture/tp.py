@@ -51,7 +51,9 @@ def _reduce_scatter(x, dim, tp):
 
 
 def _split(x, dim, tp):
-    return x.chunk(tp.size, dim)[tp.rank].contiguous()
+    """This rank's chunk, as a slice (Megatron-LM's _split_along_first_dim), not split+getitem."""
+    n = x.shape[dim] // tp.size
+    return x.narrow(dim, tp.rank * n, n).contiguous()
 
 
 class _CopyToTP(torch.autograd.Function):

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4, forward and joint.
+
+  make_corpus.py [--out DIR] [--only MODEL/MODE ...]     capture (and write the manifest)
+  make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case;
+                                                          record the verdicts in the manifest, or
+                                                          (--check) fail when one differs
+
+Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}; the TP 1 case verifies
+seq.json against itself (a single graph is rank 0). The spec does not depend on the degree (it is
+written with `world`). DIR/manifest.json says how each case was made and the verdict
+`graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEGREES = (2, 4)
+MODES = ("fwd", "joint")
+
+
+def versions():
+    import torch
+    try:
+        import transformers
+        tv = transformers.__version__
+    except ImportError:
+        tv = None
+    return {"torch": torch.__version__.split("+")[0], "transformers": tv}
+
+
+def make_case(model, mode, out_dir):
+    from gg_capture import fxjson, registry, spec, trace  # torch is needed from here on
+    program = registry.make(model)
+    os.makedirs(out_dir, exist_ok=True)
+    seq = trace.trace_rank(program, 1, 0, mode)
+    with open(os.path.join(out_dir, "seq.json"), "w") as f:
+        f.write(fxjson.program_text([seq.graph]))
+    rank0 = None
+    for world in DEGREES:
+        ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
+        groups = {}
+        for r in ranks:
+            groups.update(r.groups)
+        with open(os.path.join(out_dir, f"tp{world}.json"), "w") as f:
+            f.write(fxjson.program_text([r.graph for r in ranks], groups))
+        rank0 = rank0 or ranks[0]
+    with open(os.path.join(out_dir, "spec.rel"), "w") as f:
+        f.write(spec.spec_text(f"{program.name}: {program.plan}", rank0))
+    return program
+
+
+def verify(graphguard, case_dir, degree):
+    dist = "seq.json" if degree == 1 else f"tp{degree}.json"
+    cmd = [graphguard, "verify", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
+           os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel")]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
+    return first.split(":")[0], first
+
+
+def verdicts(graphguard, corpus, check):
+    path = os.path.join(corpus, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    failures = 0
+    for case in manifest["cases"]:
+        case_dir = os.path.join(corpus, case["model"], case["mode"])
+        for degree in case["degrees"]:
+            verdict, line = verify(graphguard, case_dir, degree)
+            key = f"tp{degree}"
+            want = case["verify"].get(key, {}).get("verdict")
+            status = "ok" if verdict == want else f"CHANGED (manifest: {want})"
+            if check:
+                print(f"{case['model']}/{case['mode']} {key}: {verdict} {status}")
+                failures += verdict != want
+            case["verify"][key] = {"verdict": verdict, "first_line": line}
+    if not check:
+        with open(path, "w") as f:
+            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "corpus"))
+    ap.add_argument("--only", action="append", help="MODEL/MODE (repeatable)")
+    ap.add_argument("--verdicts", metavar="GRAPHGUARD")
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv)
+    if a.verdicts:
+        return verdicts(a.verdicts, a.out, a.check)
+    from gg_capture import registry
+    cases = [(m, mode) for m in registry.CORPUS for mode in MODES]
+    if a.only:
+        cases = [c for c in cases if f"{c[0]}/{c[1]}" in a.only]
+        if len(cases) != len(a.only):
+            ap.error(f"unknown case in {a.only}")
+    manifest_path = os.path.join(a.out, "manifest.json")
+    old = {}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            old = {(c["model"], c["mode"]): c for c in json.load(f)["cases"]}
+    entries = dict(old)
+    for model, mode in cases:
+        start = time.time()
+        program = make_case(model, mode, os.path.join(a.out, model, mode))
+        prev = old.get((model, mode), {})
+        entries[(model, mode)] = {
+            **program.describe(), "model": model, "mode": mode,
+            "degrees": [1, *DEGREES],
+            "command": f"scripts/capture/make_corpus.py --only {model}/{mode}",
+            # what graphguard verify gives today, per degree; kept from the previous manifest
+            # (tests/cli/capture_corpus.sh fails when a verdict changes, so this stays true)
+            "verify": prev.get("verify", {}),
+        }
+        print(f"make_corpus: {model}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
+    if a.out != os.path.join(ROOT, "tests", "corpus") and a.only:
+        return 0  # a partial regeneration elsewhere (the test) writes no manifest
+    manifest = {"generator": "scripts/capture/make_corpus.py", "versions": versions(),
+                "cases": [entries[k] for k in sorted(entries)]}
+    with open(manifest_path, "w") as f:
+        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
