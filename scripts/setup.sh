@@ -2,8 +2,9 @@
 # setup.sh: make a fresh Debian 12 machine ready and build GraphGuard into build/.
 #
 # Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
-# environment .venv (torch for the LibTorch numeric runtime, numpy) only when it lacks the pinned
-# torch, then configures (Ninja, RelWithDebInfo) and builds. Environment:
+# environment .venv (torch for the LibTorch numeric runtime, numpy; transformers for
+# scripts/capture) only when it lacks the pinned versions, then configures (Ninja,
+# RelWithDebInfo) and builds. Environment:
 #   GG_SKIP_TORCH=1   laptop mode: no venv, no LibTorch runtime (-DGG_WITH_TORCH=OFF)
 #   GG_BUILD_DIR=dir  build directory (default: build)
 #   GG_JOBS=n         parallel build jobs (default: nproc)
@@ -14,6 +15,7 @@ cd "$ROOT"
 BUILD_DIR=${GG_BUILD_DIR:-build}
 JOBS=${GG_JOBS:-$(nproc)}
 TORCH_VERSION=2.13.0
+TRANSFORMERS_VERSION=5.23.0  # scripts/capture: Hugging Face models for the capture corpus
 log() { echo "setup: $*"; }
 
 # ---- system packages ------------------------------------------------------------------------
@@ -53,6 +55,13 @@ else
     .venv/bin/python -m pip install -q "torch==$TORCH_VERSION" numpy
   else
     log ".venv has torch $have_torch and numpy"
+  fi
+  have_tf=$(.venv/bin/python -c 'import transformers; print(transformers.__version__)' 2>/dev/null || true)
+  if [[ "$have_tf" != "$TRANSFORMERS_VERSION" ]]; then
+    log "installing transformers==$TRANSFORMERS_VERSION into .venv (have: '${have_tf:-none}')"
+    .venv/bin/python -m pip install -q "transformers==$TRANSFORMERS_VERSION"
+  else
+    log ".venv has transformers $have_tf"
   fi
   # LibTorch is found by cmake/FindGGLibTorch.cmake from the torch package directory; the torch
   # CMake config (torch.utils.cmake_prefix_path) is not used: it needs a CMake-3.25-compatible
