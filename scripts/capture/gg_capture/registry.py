@@ -11,6 +11,57 @@ _PROGRAMS = {
 CORPUS = ["megatron_gpt", "megatron_gpt_sp"]
 
 
+# The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).
+# Every case is captured twice, correct (bug=None) and buggy.
+BUGS = {
+    "missing_rowparallel_allreduce": (
+        "Megatron-LM RowParallelLinear contract (input_is_parallel: partial sums must be all-reduced)",
+        "the all-reduce after the row-parallel MLP output layer is missing", "fwd", 2,
+        {"bug": "no_row_allreduce"}),
+    "vllm_49122_double_allreduce": (
+        "vLLM issue #49122 (shared-expert output all-reduced twice)",
+        "the row-parallel output is all-reduced a second time", "fwd", 2,
+        {"bug": "double_allreduce"}),
+    "vllm_3775_qk_norm_sharded": (
+        "vLLM issue #3775 (QK-norm over a tensor-parallel-sharded hidden dimension)",
+        "LayerNorm of the queries over the local heads' slice instead of the full width", "fwd", 2,
+        {"bug": "qk_norm_local", "qk_norm": True}),
+    "megatron_737_label_smoothing_vocab": (
+        "Megatron-LM issue #737 (vocab-parallel cross entropy label smoothing)",
+        "label smoothing divides by the local vocabulary size", "fwd", 2,
+        {"bug": "label_smoothing_local_vocab", "label_smoothing": 0.1}),
+    "grad_accum_double_scaling": (
+        "DeepSpeed issue #8152, torchtitan issue #1733 (gradient-accumulation loss scaling)",
+        "each micro-batch loss is divided by the number of micro-batches twice", "fwd", 2,
+        {"bug": "grad_accum_double_scale", "micro_batches": 2}),
+    "softmax_sharded_dim": (
+        "Megatron-LM vocab-parallel cross entropy (max and sum-of-exp all-reduces)",
+        "softmax over the vocabulary-sharded dimension without the max/sum all-reduces", "fwd", 2,
+        {"bug": "local_softmax"}),
+    "wrong_process_group": (
+        "TP x DP process groups (Megatron-LM parallel_state): a reduction on the wrong group",
+        "tensor-parallel reductions issued on the whole TP x DP world", "fwd", 4,
+        {"bug": "wrong_group", "tp_size": 2}),
+    "megatron_1446_sp_norm_grad": (
+        "Megatron-LM issue #1446 (LayerNorm weight gradients under sequence parallelism)",
+        "gradients of sequence-parallel LayerNorm weights are not all-reduced", "joint", 2,
+        {"bug": "sp_grads_not_reduced", "sp": True}),
+}
+
+
+def bug_program(case, buggy):
+    opts = dict(BUGS[case][4])
+    bug = opts.pop("bug")
+    sp = opts.pop("sp", False)
+    return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None,
+                                    name=f"{case}_{'buggy' if buggy else 'correct'}", **opts)
+
+
+for _case in BUGS:
+    _PROGRAMS[f"bug.{_case}.correct"] = (lambda c=_case: bug_program(c, False))
+    _PROGRAMS[f"bug.{_case}.buggy"] = (lambda c=_case: bug_program(c, True))
+
+
 def names():
     return sorted(_PROGRAMS)
 

@@ -199,7 +199,8 @@ class VocabParallelEmbedding(torch.nn.Module):
         return reduce_from_tp(out, self.tp)
 
 
-def vocab_parallel_cross_entropy(logits, target, tp, label_smoothing=0.0, local_vocab_bug=False):
+def vocab_parallel_cross_entropy(logits, target, tp, label_smoothing=0.0, local_vocab_bug=False,
+                                 local_softmax_bug=False):
     """Mean cross entropy of vocabulary-sharded logits [..., V/tp], written as Megatron-LM's
     tensor_parallel/cross_entropy.py computes it (max, shift, target logit picked with
     logits_2d[arange, target], sum of exps), differentiated by autograd. With one rank the same
@@ -208,7 +209,7 @@ def vocab_parallel_cross_entropy(logits, target, tp, label_smoothing=0.0, local_
     per = logits.shape[-1]
     with torch.no_grad():
         top = logits.max(dim=-1)[0]
-        if tp.size > 1:
+        if tp.size > 1 and not local_softmax_bug:
             top = fc.all_reduce(top, "max", tp.group)
     shifted = logits - top.unsqueeze(-1)
     start = tp.rank * per  # Megatron-LM masks the targets at TP 1 too (vocabulary [0, V))
@@ -217,7 +218,9 @@ def vocab_parallel_cross_entropy(logits, target, tp, label_smoothing=0.0, local_
     rows = shifted.reshape(-1, per)
     picked = rows[torch.arange(0, rows.shape[0]), local.reshape(-1)].reshape(target.shape)
     picked = reduce_from_tp(picked.masked_fill(outside, 0.0), tp)
-    sum_exp = reduce_from_tp(shifted.exp().sum(-1), tp)
+    sum_exp = shifted.exp().sum(-1)
+    if not local_softmax_bug:  # the bug: softmax normalized over the local vocabulary shard only
+        sum_exp = reduce_from_tp(sum_exp, tp)
     loss = sum_exp.log() - picked
     if label_smoothing > 0:
         vocab = per if local_vocab_bug else per * tp.size  # Megatron-LM #737 used the local size

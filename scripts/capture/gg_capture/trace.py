@@ -38,10 +38,10 @@ def trace_rank(program, world, rank, mode):
         return _trace(program, tpmod.TP(), mode, {})
     with fakedist.fake_world(world, rank) as world_group:
         tp = program.make_tp(world, rank, world_group)
-        return _trace(program, tp, mode, None)
+        return _trace(program, tp, mode, None, rank)
 
 
-def _trace(program, tp, mode, groups):
+def _trace(program, tp, mode, groups, rank=0):
     torch.manual_seed(0)
     model = program.build(tp)
     model.train(False)
@@ -72,7 +72,7 @@ def _trace(program, tp, mode, groups):
                 if isinstance(group, str) and group not in groups:
                     groups[group] = fakedist.group_ranks(group)
     input_names = [sanitize(n) for n in names] + data_names
-    graph = fxjson.graph_to_json(gm, tp.rank if tp.size > 1 else 0, input_names)
+    graph = fxjson.graph_to_json(gm, rank, input_names)
     param_placements = {sanitize(n): tpmod.placement(p) for n, p in named}
     data_placements = {k: program.data_placement(k) for k in data_names}
     if mode == "fwd":
@@ -81,4 +81,6 @@ def _trace(program, tp, mode, groups):
         out_places = [("replicate",)] + [
             ("replicate",) if getattr(p, "gg_sequence_parallel", False) else tpmod.placement(p)
             for p in params]
-    return Traced(graph, input_names, param_placements, data_placements, out_places, groups)
+    traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
+    traced.spec_group = getattr(program, "spec_group", None)
+    return traced

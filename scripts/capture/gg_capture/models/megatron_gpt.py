@@ -6,14 +6,16 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .. import tp as tpmod
+from .. import fakedist, tp as tpmod
 from .base import Program, full
 
 
 class Block(torch.nn.Module):
-    def __init__(self, hidden, heads, ffn, tp, sp):
+    def __init__(self, hidden, heads, ffn, tp, sp, bug=None, qk_norm=False):
         super().__init__()
-        self.tp, self.sp, self.heads, self.hidden = tp, sp, heads, hidden
+        self.tp, self.sp, self.heads, self.hidden, self.bug = tp, sp, heads, hidden, bug
+        # QK-norm over the whole query width (as OLMo-2 / some Qwen variants); vLLM #3775
+        self.q_norm = torch.nn.LayerNorm(hidden) if qk_norm else None
         self.ln1 = torch.nn.LayerNorm(hidden)
         self.q, self.k, self.v = (
             tpmod.ColumnParallelLinear(full(hidden, hidden), full(hidden), tp, sequence_parallel=sp)
@@ -22,7 +24,8 @@ class Block(torch.nn.Module):
                                             sequence_parallel=sp)
         self.ln2 = torch.nn.LayerNorm(hidden)
         self.fc1 = tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp, sequence_parallel=sp)
-        self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp, sequence_parallel=sp)
+        self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp, sequence_parallel=sp,
+                                           skip_reduce=bug == "no_row_allreduce")
         if sp:
             for p in (*self.ln1.parameters(), *self.ln2.parameters()):
                 tpmod.sequence_parallel(p)
@@ -33,6 +36,17 @@ class Block(torch.nn.Module):
         local = self.hidden // self.tp.size
         heads = self.heads // self.tp.size
         q, k, v = self.q(x), self.k(x), self.v(x)
+        if self.q_norm is not None:
+            if self.tp.size == 1:
+                q = self.q_norm(q)
+            elif self.bug == "qk_norm_local":
+                # the bug: LayerNorm statistics over this rank's heads only (its slice of the width)
+                nw = self.q_norm.weight.narrow(0, self.tp.rank * local, local)
+                nb = self.q_norm.bias.narrow(0, self.tp.rank * local, local)
+                q = F.layer_norm(q, (local,), nw, nb)
+            else:  # gather the full query width, normalize, keep this rank's heads
+                full_q = tpmod._all_gather(q, q.dim() - 1, self.tp)
+                q = self.q_norm(full_q).narrow(-1, self.tp.rank * local, local)
         d = local // heads
         # [s, b, n, d] -> [s, b * n, d] -> [b * n, s, d]: batched products as Megatron-LM's
         # CoreAttention writes them (bmm over merged batch*heads, not a broadcasting matmul)
@@ -44,17 +58,22 @@ class Block(torch.nn.Module):
 
     def forward(self, x, mask):
         x = x + self.attention(self.ln1(x), mask)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        y = self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        if self.bug == "double_allreduce":  # vLLM #49122: the MLP output reduced a second time
+            y = tpmod.reduce_from_tp(y, self.tp)
+        return x + y
 
 
 class GPT(torch.nn.Module):
-    def __init__(self, cfg, tp, sp):
+    def __init__(self, cfg, tp, sp, bug=None, qk_norm=False, label_smoothing=0.0, micro_batches=1):
         super().__init__()
-        self.tp, self.sp = tp, sp
+        self.tp, self.sp, self.bug = tp, sp, bug
+        self.label_smoothing, self.micro_batches = label_smoothing, micro_batches
         self.embed = tpmod.VocabParallelEmbedding(full(cfg["vocab"], cfg["hidden"]), tp)
         self.pos = torch.nn.Embedding(cfg["seq"], cfg["hidden"])
         self.layers = torch.nn.ModuleList(
-            Block(cfg["hidden"], cfg["heads"], cfg["ffn"], tp, sp) for _ in range(cfg["layers"]))
+            Block(cfg["hidden"], cfg["heads"], cfg["ffn"], tp, sp, bug, qk_norm)
+            for _ in range(cfg["layers"]))
         self.ln_f = torch.nn.LayerNorm(cfg["hidden"])
         if sp:
             tpmod.sequence_parallel(self.ln_f.weight)
@@ -63,25 +82,60 @@ class GPT(torch.nn.Module):
                                                sequence_parallel=sp)
 
     def forward(self, input_ids, position_ids, attention_mask, labels):
+        if self.micro_batches == 1:
+            return (self.loss(input_ids, position_ids, attention_mask, labels),)
+        # gradient accumulation: the mean of the micro-batch losses, each scaled by 1/n once
+        n, total = self.micro_batches, 0.0
+        for ids, pos, lab in zip(input_ids.chunk(n), position_ids.chunk(n), labels.chunk(n)):
+            loss = self.loss(ids, pos, attention_mask, lab) / n
+            if self.bug == "grad_accum_double_scale" and self.tp.size > 1:
+                loss = loss / n  # DeepSpeed #8152 / torchtitan #1733: scaled a second time
+            total = total + loss
+        return (total,)
+
+    def loss(self, input_ids, position_ids, attention_mask, labels):
         x = self.embed(input_ids.t()) + self.pos(position_ids.t())  # [s, b, h]
         if self.sp:
             x = tpmod.scatter_to_sp(x, 0, self.tp)
         for layer in self.layers:
             x = layer(x, attention_mask)
         logits = self.head(self.ln_f(x))  # [s, b, v / tp]
-        loss = tpmod.vocab_parallel_cross_entropy(logits, labels.t(), self.tp)
-        return (loss,)
+        return tpmod.vocab_parallel_cross_entropy(
+            logits, labels.t(), self.tp, label_smoothing=self.label_smoothing,
+            local_vocab_bug=self.bug == "label_smoothing_local_vocab",
+            local_softmax_bug=self.bug == "local_softmax")
 
 
 class MegatronGPT(Program):
-    def __init__(self, layers=1, sp=False):
-        self.name = "megatron_gpt" + ("_sp" if sp else "")
-        self.sp = sp
-        self.config = {"vocab": 64, "hidden": 32, "heads": 4, "ffn": 64, "seq": 8, "batch": 1,
-                       "layers": layers}
+    def __init__(self, layers=1, sp=False, bug=None, name=None, **options):
+        self.name = name or "megatron_gpt" + ("_sp" if sp else "")
+        self.sp, self.bug, self.options = sp, bug, options
+        self.spec_group = list(range(options["tp_size"])) if options.get("tp_size") else None
+        self.config = {"vocab": 64, "hidden": 32, "heads": 4, "ffn": 64, "seq": 8,
+                       "batch": options.get("micro_batches", 1), "layers": layers, **options}
+        if bug:
+            self.config["bug"] = bug
 
     def build(self, tp):
-        return GPT(self.config, tp, self.sp)
+        opts = {k: v for k, v in self.options.items() if k != "tp_size"}
+        return GPT(self.config, tp, self.sp, self.bug, **opts)
+
+    def make_tp(self, world, rank, world_group):
+        tp_size = self.options.get("tp_size")
+        if not tp_size:
+            return tpmod.TP(world, rank, world_group)
+        # TP groups of tp_size consecutive ranks inside a TP x DP world
+        mine, _ = fakedist.new_subgroups(world, tp_size)
+        t = tpmod.TP(tp_size, rank % tp_size, mine)
+        if self.bug == "wrong_group":  # reductions over the whole TP x DP world instead of TP
+            t.group = world_group
+        return t
+
+    def finalize_grads(self, names, params, grads, tp):
+        if self.bug == "sp_grads_not_reduced":  # Megatron-LM #1446: partial LayerNorm gradients
+            return grads
+        from ..trace import default_finalize_grads
+        return default_finalize_grads(names, params, grads, tp)
 
     def data(self, tp):
         c = self.config

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Regenerate tests/bugs: every bug-benchmark case captured correct and buggy.
+
+  make_bugs.py [--out DIR] [--only CASE ...]             capture (and write the manifest)
+  make_bugs.py --verdicts GRAPHGUARD [--check]           verify every committed case; record the
+                                                         verdicts, or (--check) fail on a change
+
+Layout: DIR/<case>/<correct|buggy>/{seq.json, tp<N>.json, spec.rel}. The cases, their public
+reports and patterns are in gg_capture/registry.py (BUGS); DIR/manifest.json holds them with the
+verdicts of graphguard verify (correct: REFINES expected, buggy: VIOLATION expected).
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import make_corpus  # noqa: E402
+
+ROOT = make_corpus.ROOT
+VARIANTS = ("correct", "buggy")
+
+
+def capture_case(case, out):
+    from gg_capture import fxjson, registry, spec, trace
+    source, pattern, mode, degree, _ = registry.BUGS[case]
+    for variant in VARIANTS:
+        program = registry.make(f"bug.{case}.{variant}")
+        d = os.path.join(out, case, variant)
+        os.makedirs(d, exist_ok=True)
+        seq = trace.trace_rank(program, 1, 0, mode)
+        with open(os.path.join(d, "seq.json"), "w") as f:
+            f.write(fxjson.program_text([seq.graph]))
+        ranks = [trace.trace_rank(program, degree, r, mode) for r in range(degree)]
+        groups = {}
+        for r in ranks:
+            groups.update(r.groups)
+        with open(os.path.join(d, f"tp{degree}.json"), "w") as f:
+            f.write(fxjson.program_text([r.graph for r in ranks], groups))
+        with open(os.path.join(d, "spec.rel"), "w") as f:
+            f.write(spec.spec_text(f"{program.name}: {program.plan}", ranks[0]))
+    return {"case": case, "source": source, "pattern": pattern, "mode": mode, "degree": degree,
+            "command": f"scripts/capture/make_bugs.py --only {case}"}
+
+
+def verdicts(graphguard, out, check):
+    path = os.path.join(out, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    failures = 0
+    for case in manifest["cases"]:
+        case.setdefault("verify", {})
+        for variant in VARIANTS:
+            case_dir = os.path.join(out, case["case"], variant)
+            verdict, line = make_corpus.verify(graphguard, case_dir, case["degree"])
+            want = case["verify"].get(variant, {}).get("verdict")
+            if check:
+                status = "ok" if verdict == want else f"CHANGED (manifest: {want})"
+                print(f"{case['case']} {variant}: {verdict} {status}")
+                failures += verdict != want
+            case["verify"][variant] = {"verdict": verdict, "first_line": line}
+    if not check:
+        with open(path, "w") as f:
+            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "bugs"))
+    ap.add_argument("--only", action="append")
+    ap.add_argument("--verdicts", metavar="GRAPHGUARD")
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv)
+    if a.verdicts:
+        return verdicts(a.verdicts, a.out, a.check)
+    from gg_capture import registry
+    cases = a.only or list(registry.BUGS)
+    path = os.path.join(a.out, "manifest.json")
+    old = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = {c["case"]: c for c in json.load(f)["cases"]}
+    for case in cases:
+        entry = capture_case(case, a.out)
+        entry["verify"] = old.get(case, {}).get("verify", {})
+        old[case] = entry
+        print(f"make_bugs: {case}", file=sys.stderr)
+    if a.only and a.out != os.path.join(ROOT, "tests", "bugs"):
+        return 0
+    manifest = {"generator": "scripts/capture/make_bugs.py", "versions": make_corpus.versions(),
+                "cases": [old[k] for k in sorted(old)]}
+    with open(path, "w") as f:
+        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# capture_bugs: the bug benchmark (tests/bugs, tests/bugs/README.md) gives the verdicts its
+# manifest records — correct versions REFINES, buggy versions VIOLATION, and every case not yet
+# caught recorded with verify's first line (the reason) — and, with .venv (torch), regenerating
+# one case gives byte-identical files. Without .venv the regeneration is skipped (laptop mode).
+set -euo pipefail
+GG=$1
+ROOT=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --verdicts "$GG" --check
+
+PY=$ROOT/.venv/bin/python
+if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "capture_bugs: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
+  exit 0
+fi
+"$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only missing_rowparallel_allreduce 2>/dev/null
+diff -r "$ROOT/tests/bugs/missing_rowparallel_allreduce" "$TMP/bugs/missing_rowparallel_allreduce"
+echo "capture_bugs: regenerated missing_rowparallel_allreduce byte-identical"
