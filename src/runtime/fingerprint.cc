@@ -116,21 +116,4 @@ std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> FingerprintObserv
   };
 }
 
-double UnitRoundoff(ir::DType dtype) {
-  switch (dtype) {
-    case ir::DType::kBFloat16:
-      return 0x1p-8;
-    case ir::DType::kFloat16:
-      return 0x1p-11;
-    case ir::DType::kFloat32:
-    case ir::DType::kComplex64:
-      return 0x1p-24;
-    case ir::DType::kFloat64:
-    case ir::DType::kComplex128:
-      return 0x1p-53;
-    default:
-      return 0.0;
-  }
-}
-
 }  // namespace gg::runtime

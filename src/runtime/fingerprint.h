@@ -74,8 +74,4 @@ std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> FingerprintObserv
     FingerprintTable* table, std::vector<const ir::Graph*> graphs,
     const FingerprintOptions& options = {});
 
-// The largest relative rounding error of one operation in `dtype`: bf16 2^-8, fp16 2^-11, fp32
-// 2^-24, fp64 2^-53; 0 for integers and booleans (exact).
-double UnitRoundoff(ir::DType dtype);
-
 }  // namespace gg::runtime

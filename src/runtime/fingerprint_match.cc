@@ -104,6 +104,24 @@ double FullSumError(const TensorFingerprint& s, const std::vector<const TensorFi
 
 int KindOrder(Candidate::Kind kind) { return static_cast<int>(kind); }
 
+// Unit roundoff (the same values as tolerance.h's model; 0 for integers and booleans).
+double Roundoff(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kBFloat16:
+      return 0x1p-8;
+    case ir::DType::kFloat16:
+      return 0x1p-11;
+    case ir::DType::kFloat32:
+    case ir::DType::kComplex64:
+      return 0x1p-24;
+    case ir::DType::kFloat64:
+    case ir::DType::kComplex128:
+      return 0x1p-53;
+    default:
+      return 0.0;
+  }
+}
+
 }  // namespace
 
 const char* KindName(Candidate::Kind kind) {
@@ -150,7 +168,7 @@ FingerprintMatcher::FingerprintMatcher(const FingerprintTable& d, MatchOptions o
 std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint& s) const {
   const int k = s.projections;
   auto tolerance = [&](const TensorFingerprint& d) {
-    double u = std::max(UnitRoundoff(s.dtype), UnitRoundoff(d.dtype));
+    double u = std::max(Roundoff(s.dtype), Roundoff(d.dtype));
     return std::max(options_.exact_tolerance,
                     std::min(options_.max_tolerance, options_.tolerance_factor * u));
   };

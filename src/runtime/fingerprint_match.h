@@ -19,7 +19,7 @@
 // slices, each divided by the slice's scale sqrt(max(|S_j|^2, |expr_j|^2, floor)) with the floor
 // 1e-4 of the mean slice's squared norm: an estimate of the normwise relative error per slice.
 // A candidate holds when its error is at most the tolerance: tolerance_factor times the larger
-// unit roundoff of the two dtypes (fingerprint.h's UnitRoundoff), capped at max_tolerance, and
+// unit roundoff of the two dtypes (bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), capped at max_tolerance, and
 // at least exact_tolerance (integers and booleans compare exactly up to double rounding).
 #pragma once
 

@@ -77,14 +77,6 @@ TEST(Fingerprint, RejectsBadProjectionCounts) {
   EXPECT_THROW(Fingerprint(at::ones({2}), options), std::invalid_argument);
 }
 
-TEST(Fingerprint, UnitRoundoffPerDType) {
-  EXPECT_EQ(UnitRoundoff(ir::DType::kBFloat16), 1.0 / 256);
-  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat16), 1.0 / 2048);
-  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat32), std::ldexp(1.0, -24));
-  EXPECT_EQ(UnitRoundoff(ir::DType::kFloat64), std::ldexp(1.0, -53));
-  EXPECT_EQ(UnitRoundoff(ir::DType::kInt64), 0.0);
-}
-
 // A table of named tensors per rank (refs numbered in order).
 struct Tables {
   FingerprintTable s, d;
