@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -318,13 +319,59 @@ std::vector<int32_t> Members(const ir::Program& program, const std::string& grou
   return all;
 }
 
+// The collective a rank waits in, as that rank's call: its input, reduce op, broadcast source
+// and the group's members; InputError at the node when the arguments contradict the group.
+RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
+                            const std::string& group) {
+  const ir::Node& node = run.graph().node(*run.blocked());
+  const ir::OpInfo& info = run.Info(node);
+  RankCollective call;
+  call.kind = info.traits.collective;
+  call.group = group;
+  call.members = members;
+  call.rank = run.rank();
+  try {
+    ir::BoundArgs args(info.schema, node);
+    call.input = run.CollectiveInput(node, args);
+    if (!info.traits.reduce_op_arg.empty()) {
+      call.reduce_op = args[info.traits.reduce_op_arg].as_string();
+    }
+    if (args.has("group_size") && args["group_size"].is_int() &&
+        args["group_size"].as_int() != static_cast<int64_t>(members.size())) {
+      run.Fail(node, "group_size " + std::to_string(args["group_size"].as_int()) +
+                         " but the group has " + std::to_string(members.size()) + " ranks");
+    }
+    if (call.kind == ir::CollectiveKind::kBroadcast) {
+      int64_t src = args["src"].as_int();
+      call.source = -1;
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (members[i] == src) call.source = static_cast<int64_t>(i);
+      }
+      if (call.source < 0) run.Fail(node, "broadcast source rank is not in the group");
+    }
+    if (call.kind == ir::CollectiveKind::kAllToAll) {
+      for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
+        if (!args.has(splits) || !args[splits].is_int_list()) continue;
+        std::vector<int64_t> sizes = args[splits].as_int_list();
+        for (int64_t s : sizes) {
+          if (s != sizes[0]) run.Fail(node, "all_to_all_single with unequal splits");
+        }
+      }
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    run.Fail(node, e.what());
+  }
+  return call;
+}
+
 // Computes the collective that every member of a group waits in.
-void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members) {
+void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members,
+              const std::string& group) {
   RankRun& first = runs[members[0]];
   const ir::Node& node0 = first.graph().node(*first.blocked());
-  const ir::OpInfo& info = first.Info(node0);
   CollectiveCall call;
-  call.kind = info.traits.collective;
   for (int32_t r : members) {
     RankRun& run = runs[r];
     const ir::Node& node = run.graph().node(*run.blocked());
@@ -332,44 +379,16 @@ void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members) {
       run.Fail(node, "collective " + node.op.ToString() + " meets " + node0.op.ToString() +
                          " on rank " + std::to_string(members[0]));
     }
-    try {
-      ir::BoundArgs args(info.schema, node);
-      call.inputs.push_back(run.CollectiveInput(node, args));
-      std::string reduce_op = "sum";
-      if (!info.traits.reduce_op_arg.empty()) {
-        reduce_op = args[info.traits.reduce_op_arg].as_string();
-      }
-      if (r == members[0]) call.reduce_op = reduce_op;
-      if (reduce_op != call.reduce_op) {
-        run.Fail(node, "reduce op '" + reduce_op + "' meets '" + call.reduce_op + "'");
-      }
-      if (args.has("group_size") && args["group_size"].is_int() &&
-          args["group_size"].as_int() != static_cast<int64_t>(members.size())) {
-        run.Fail(node, "group_size " + std::to_string(args["group_size"].as_int()) +
-                           " but the group has " + std::to_string(members.size()) + " ranks");
-      }
-      if (call.kind == ir::CollectiveKind::kBroadcast && r == members[0]) {
-        int64_t src = args["src"].as_int();
-        call.source = -1;
-        for (size_t i = 0; i < members.size(); ++i) {
-          if (members[i] == src) call.source = static_cast<int64_t>(i);
-        }
-        if (call.source < 0) run.Fail(node, "broadcast source rank is not in the group");
-      }
-      if (call.kind == ir::CollectiveKind::kAllToAll) {
-        for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
-          if (!args.has(splits) || !args[splits].is_int_list()) continue;
-          std::vector<int64_t> sizes = args[splits].as_int_list();
-          for (int64_t s : sizes) {
-            if (s != sizes[0]) run.Fail(node, "all_to_all_single with unequal splits");
-          }
-        }
-      }
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      run.Fail(node, e.what());
+    RankCollective mine = DescribeCall(run, members, group);
+    if (r == members[0]) {
+      call.kind = mine.kind;
+      call.reduce_op = mine.reduce_op;
+      call.source = mine.source;
     }
+    if (mine.reduce_op != call.reduce_op) {
+      run.Fail(node, "reduce op '" + mine.reduce_op + "' meets '" + call.reduce_op + "'");
+    }
+    call.inputs.push_back(mine.input);
   }
   std::vector<at::Tensor> outputs;
   try {
@@ -415,7 +434,7 @@ std::vector<ExecutionResult> Run(const ir::Program& program,
         ready = ready && runs[m].blocked() && Describe(runs[m]).group == pending.group;
       }
       if (ready) {
-        Complete(runs, members);
+        Complete(runs, members, pending.group);
         progress = true;
       }
     }
@@ -443,6 +462,40 @@ ExecutionResult Execute(const ir::Graph& graph, const GraphInputs& inputs,
   program.ranks.push_back(graph);
   program.ranks[0].rank = 0;
   return Run(program, {inputs}, options, {keep}).at(0);
+}
+
+ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const GraphInputs& inputs,
+                            const ExecutionOptions& options,
+                            const std::set<ir::TensorRef>& keep) {
+  if (!options.collective_backend) {
+    throw std::invalid_argument("ExecuteRank needs ExecutionOptions::collective_backend");
+  }
+  if (rank < 0 || rank >= program.world_size()) {
+    throw InputError("", 0, "rank " + std::to_string(rank) + " is not a rank of the program (" +
+                                std::to_string(program.world_size()) + " ranks)");
+  }
+  RankRun run(program.rank(rank), rank, inputs, options, keep);
+  while (true) {
+    run.RunUntilCollective();
+    if (!run.blocked()) break;
+    const ir::Node& node = run.graph().node(*run.blocked());
+    std::string group = Describe(run).group;
+    std::vector<int32_t> members = Members(program, group);
+    if (std::find(members.begin(), members.end(), rank) == members.end()) {
+      run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
+    }
+    RankCollective call = DescribeCall(run, members, group);
+    at::Tensor output;
+    try {
+      output = options.collective_backend(call);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      run.Fail(node, node.op.ToString() + " failed: " + e.what());
+    }
+    run.FinishCollective(std::move(output));
+  }
+  return run.TakeResult();
 }
 
 std::vector<ExecutionResult> ExecuteProgram(const ir::Program& program,

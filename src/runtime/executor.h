@@ -15,9 +15,25 @@
 #include <string>
 #include <vector>
 
+#include "ir/op_registry.h"
 #include "ir/program.h"
 
 namespace gg::runtime {
+
+// One rank's call of a collective, as a collective backend sees it.
+struct RankCollective {
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;
+  std::string reduce_op = "sum";  // all_reduce, reduce_scatter: sum, avg, max, min, product
+  int64_t source = 0;             // broadcast: position of the source rank in `members`
+  std::string group;              // the group's name in the program ("" for the whole world)
+  std::vector<int32_t> members;   // the group's ranks, in group order
+  int32_t rank = 0;               // the calling rank
+  at::Tensor input;               // its input
+};
+
+// Computes the calling rank's output of a collective whose other members run elsewhere (other
+// processes: MPI, NCCL). Every member calls it at the same point of its graph.
+using CollectiveBackend = std::function<at::Tensor(const RankCollective& call)>;
 
 struct ExecutionOptions {
   // native_dropout: with dropout_off it is the identity with an all-true mask; otherwise it draws
@@ -28,6 +44,9 @@ struct ExecutionOptions {
   // tensors are skipped), before the executor may free it: fingerprints and relation checks see
   // every tensor without the executor keeping them all alive.
   std::function<void(int32_t rank, ir::TensorRef ref, const at::Tensor& value)> observe;
+  // ExecuteRank sends every collective here; Execute and ExecuteProgram compute collectives
+  // themselves (reference collectives) and ignore it.
+  CollectiveBackend collective_backend;
 };
 
 // The values a graph starts from.
@@ -57,6 +76,14 @@ std::vector<ExecutionResult> ExecuteProgram(const ir::Program& program,
                                             const std::vector<GraphInputs>& inputs,
                                             const ExecutionOptions& options = {},
                                             const std::vector<std::set<ir::TensorRef>>& keep = {});
+
+// Runs rank `rank` of a program alone, in this process: its collectives go to
+// options.collective_backend (std::invalid_argument when it is empty) with the members of the
+// program's groups, so each process of a distributed run executes its own rank. Errors as
+// ExecuteProgram; an exception of the backend becomes an InputError at the collective's node.
+ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const GraphInputs& inputs,
+                            const ExecutionOptions& options,
+                            const std::set<ir::TensorRef>& keep = {});
 
 // Zeros of a static tensor type; throws std::invalid_argument for a symbolic shape.
 at::Tensor ZerosOf(const ir::TensorType& type);
