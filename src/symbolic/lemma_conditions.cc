@@ -211,6 +211,22 @@ bool NotLastDim(const EGraph& g, const Bindings& b) {
   return d && *d + 1 < static_cast<int64_t>(shape->size());
 }
 
+// (pick (concat ?d ?xs...) (concat ?d ?ys...)): ?d is a leading dim (non-negative, not x's
+// last), written the same for x and the ids, and the pieces have equal sizes there.
+bool PickRowsSplit(const EGraph& g, const Bindings& b) {
+  auto d = IntOf(g, b.Var("d"));
+  auto shape = ShapeOf(g, b.List("xs").front());
+  if (!d || !shape || *d < 0 || *d + 1 >= static_cast<int64_t>(shape->size())) return false;
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.size() != ys.size()) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto sx = ShapeOf(g, xs[i]), sy = ShapeOf(g, ys[i]);
+    if (!sx || !sy || sy->size() + 1 != sx->size() || (*sx)[*d] != (*sy)[*d]) return false;
+  }
+  return true;
+}
+
 // The concat dim ?d of ?xs is neither of the transposed dims ?a ?b.
 bool TransposeOtherDim(const EGraph& g, const Bindings& b) {
   auto shape = ShapeOf(g, b.List("xs").front());
@@ -804,6 +820,7 @@ ConditionTable BuildConditions() {
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
   t.Add("norm-excludes-d", NormExcludesD);
   t.Add("not-last-dim", NotLastDim);
+  t.Add("pick-rows-split", PickRowsSplit);
   t.Add("transpose-other-dim", TransposeOtherDim);
   t.Add("d-equals-a", DEqualsA);
   t.Add("dim-nonneg", DimNonNegative);

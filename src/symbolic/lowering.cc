@@ -305,6 +305,30 @@ Outputs SplitWithSizes(const LowerContext& l) {
   return out;
 }
 
+// split(self, n, dim): slices of n along dim, the last one shorter when n does not divide.
+Outputs SplitEqual(const LowerContext& l) {
+  int64_t dim = l.Dim(l.I("dim"));
+  int64_t size = l.Size("self", dim);
+  int64_t step = l.I("split_size");
+  if (step <= 0) throw NotCovered{};
+  Outputs out;
+  for (int64_t offset = 0; offset < size; offset += step) {
+    int64_t end = std::min(size, offset + step);
+    out.push_back(offset == 0 && end == size ? l.T("self") : l.Slice(l.T("self"), dim, offset, end));
+  }
+  return out;
+}
+
+// expand(self, sizes) to self's own shape (torch.matmul of 4-d operands records one per operand
+// before its view + bmm) is the identity. A real broadcast stays opaque: written as a concat of
+// copies it is exact, but the relation inferred for it names the copies of one rank only, so an
+// elementwise consumer meeting another rank's operand found no equal (a VIOLATION on Megatron's
+// correct softmax backward); see the capture corpus manifest.
+Outputs Expand(const LowerContext& l) {
+  if (l.InType("self").shape != l.OutType().shape) throw NotCovered{};
+  return One(l.T("self"));
+}
+
 Outputs Cat(const LowerContext& l) {
   int64_t rank = static_cast<int64_t>(l.OutType().shape.size());
   auto dim = ir::WrapDim(l.I("dim"), rank);
@@ -316,6 +340,49 @@ Outputs Cat(const LowerContext& l) {
 
 Outputs Softmax(const LowerContext& l) {
   return One(l.Op("softmax", {l.T("self"), l.N(l.Dim(l.I("dim")))}));
+}
+
+// log_softmax(x, d) = log(softmax(x, d)): the softmax lemmas (rows whole on a rank) carry over.
+Outputs LogSoftmax(const LowerContext& l) {
+  if (l.I("half_to_float") != 0) throw NotCovered{};
+  return One(l.Op("log", {l.Op("softmax", {l.T("self"), l.N(l.Dim(l.I("dim")))})}));
+}
+
+// nll_loss_forward(x [N, C], t [N], None, reduction, ignore): the picked log-probabilities
+// -x[i, t[i]] with ignored targets masked to 0 (and read at column 0), summed, or averaged over
+// the targets kept. total_weight is that count (as a float). t == ignore is written
+// not(t < ignore or t >= ignore + 1), exact for integer targets.
+Outputs NllLossForward(const LowerContext& l) {
+  if (!l.IsNone("weight")) throw NotCovered{};
+  const TensorType& x = l.InType("self");
+  const TensorType& t = l.InType("target");
+  if (x.shape.size() != 2 || t.shape.size() != 1) throw NotCovered{};
+  if (t.dtype != ir::DType::kInt64 && t.dtype != ir::DType::kInt32) throw NotCovered{};
+  int64_t ignore = l.I("ignore_index");
+  ClassId target = l.T("target");
+  ClassId kept = l.Op("or", {l.Op("lt", {target, l.Fl(static_cast<double>(ignore))}),
+                             l.Op("ge", {target, l.Fl(static_cast<double>(ignore + 1))})});
+  ClassId ignored = l.Op("not", {kept});
+  ClassId safe = l.Op("masked_fill", {target, ignored, l.Fl(0.0)});
+  ClassId picked = l.Op("masked_fill", {l.Op("pick", {l.T("self"), safe}), ignored, l.Fl(0.0)});
+  ClassId count = l.Op("sum_all", {l.Op("div", {kept, l.Fl(1.0)})});
+  switch (l.I("reduction")) {
+    case 0:
+      return {l.Op("neg", {picked}), std::nullopt};
+    case 1:
+      return {l.Op("neg", {l.Op("div", {l.Op("sum_all", {picked}), count})}), count};
+    case 2:
+      return {l.Op("neg", {l.Op("sum_all", {picked})}), count};
+    default:
+      throw NotCovered{};
+  }
+}
+
+// pow(x, 2) = x * x (RMSNorm's variance as Hugging Face models write it); other exponents stay
+// opaque.
+Outputs PowScalar(const LowerContext& l) {
+  if (l.F("exponent") != 2.0) throw NotCovered{};
+  return One(l.Op("mul", {l.T("self"), l.T("self")}));
 }
 
 // Reductions over a list of dims become nested single-dim reductions, innermost dim last so the
@@ -606,6 +673,11 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::slice.Tensor", Slice},
       {"aten::cat.default", Cat},
       {"aten::split_with_sizes.default", SplitWithSizes},
+      {"aten::split.Tensor", SplitEqual},
+      {"aten::expand.default", Expand},
+      {"aten::_log_softmax.default", LogSoftmax},
+      {"aten::nll_loss_forward.default", NllLossForward},
+      {"aten::pow.Tensor_Scalar", PowScalar},
       {"aten::_softmax.default", Softmax},
       {"aten::sum.dim_IntList", SumDims},
       {"aten::mean.dim", MeanDims},

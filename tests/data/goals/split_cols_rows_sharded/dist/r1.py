@@ -1,0 +1,7 @@
+# Graph[rank=1](fw, gid=0)
+class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[2, 6]"):
+        split = torch.ops.aten.split.Tensor(x, 4, 1)
+        a: "f32[2, 4]" = split[0]
+        b: "f32[2, 2]" = split[1]
+        return (a, b)
