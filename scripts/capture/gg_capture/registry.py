@@ -1,9 +1,11 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import megatron_gpt
+from .models import hf, megatron_gpt
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
     "megatron_gpt_sp": lambda: megatron_gpt.MegatronGPT(sp=True),
+    "hf_llama": lambda: hf.HFCausalLM("hf_llama"),
+    "hf_qwen2": lambda: hf.HFCausalLM("hf_qwen2"),
 }
 
 

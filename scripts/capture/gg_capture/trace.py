@@ -49,12 +49,17 @@ def _trace(program, tp, mode, groups, rank=0):
     named = list(model.named_parameters())
     names = [n for n, _ in named]
     params = [p for _, p in named]
+    # buffers (rotary inv_freq) are inputs too, replicated: as graph constants they would be
+    # opaque and differ between S and D
+    buffers = list(model.named_buffers())
     data_names = list(data)
     finalize = getattr(program, "finalize_grads", default_finalize_grads)
 
     def step(*flat):
         p = dict(zip(names, flat[:len(names)]))
-        d = dict(zip(data_names, flat[len(names):]))
+        nb = len(names) + len(buffers)
+        p.update(zip([n for n, _ in buffers], flat[len(names):nb]))
+        d = dict(zip(data_names, flat[nb:]))
         outs = torch.func.functional_call(model, p, (), d, tie_weights=True, strict=True)
         if mode == "fwd":
             return tuple(outs)
@@ -62,6 +67,7 @@ def _trace(program, tp, mode, groups, rank=0):
         return (outs[0], *finalize(names, params, list(grads), tp))
 
     args = [p.detach().clone().requires_grad_(mode == "joint") for p in params]
+    args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
     gm = make_fx(step, record_stack_traces=True)(*args)
     if groups is None:
@@ -71,9 +77,10 @@ def _trace(program, tp, mode, groups, rank=0):
                 group = node.args[-1]
                 if isinstance(group, str) and group not in groups:
                     groups[group] = fakedist.group_ranks(group)
-    input_names = [sanitize(n) for n in names] + data_names
+    input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
     graph = fxjson.graph_to_json(gm, rank, input_names)
     param_placements = {sanitize(n): tpmod.placement(p) for n, p in named}
+    param_placements.update({sanitize(n): ("replicate",) for n, _ in buffers})
     data_placements = {k: program.data_placement(k) for k in data_names}
     if mode == "fwd":
         out_places = program.output_placements()
