@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# device-check.sh: the GPU checks in one run, for a machine with an NVIDIA GPU (an H200 node) and
+# for any other machine, where the GPU tests report themselves skipped and the script still ends 0.
+#   1. configures a CUDA build (sm_90; LibTorch off: the kernels and NCCL need none) in
+#      $GG_DEVICE_BUILD_DIR (default build-device), finding NCCL in the CUDA toolkit or in
+#      python3's nvidia-nccl package, GoogleTest and nlohmann-json on the system or in .devdeps/
+#      (scripts/device-deps.sh packs them for a bare machine);
+#   2. builds gg_gpu_tests and gg_gpu_kernels_bandwidth;
+#   3. runs ctest -L gpu (kernels against the CPU reference, NCCL collectives, devices);
+#   4. runs the kernel bandwidth benchmark (GB/s of each kernel and its fraction of a D2D copy).
+# Writes $OUT/summary.txt and the logs (configure.log, build.log, gpu-tests.log, bandwidth.txt)
+# to $OUT (default $GG_DEVICE_BUILD_DIR/out). Exits non-zero when a step fails (a skipped test is
+# no failure). Budget: under 8 minutes on 16 cores (the build is a few CUDA and C++ files).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BUILD=${GG_DEVICE_BUILD_DIR:-build-device}
+OUT=${OUT:-$BUILD/out}
+JOBS=${GG_JOBS:-$(nproc)}
+mkdir -p "$BUILD" "$OUT"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+status=0
+start=$SECONDS
+
+say "device-check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $(nproc) cores"
+say "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -4)"
+else
+  say "gpu: no nvidia-smi on this machine"
+fi
+say "nvcc: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'not found')"
+
+# ---- dependencies a bare machine may lack -------------------------------------------------------
+PREFIXES=()
+if [[ -d .devdeps/nlohmann ]]; then PREFIXES+=("$ROOT/.devdeps/nlohmann"); fi
+if [[ -d .devdeps/googletest ]] && ! ls /usr/lib/*/cmake/GTest /usr/lib/cmake/GTest \
+     /usr/local/lib/cmake/GTest >/dev/null 2>&1; then
+  say "deps: building GoogleTest from .devdeps/googletest"
+  if cmake -S .devdeps/googletest -B "$BUILD/gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_INSTALL_PREFIX="$ROOT/$BUILD/gtest" -DBUILD_GMOCK=OFF >"$OUT/deps.log" 2>&1 &&
+     cmake --build "$BUILD/gtest-build" -j "$JOBS" --target install >>"$OUT/deps.log" 2>&1; then
+    PREFIXES+=("$ROOT/$BUILD/gtest")
+  else
+    say "deps: GoogleTest build failed (deps.log)"
+  fi
+fi
+CMAKE_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DGG_WITH_TORCH=OFF -DGG_BUILD_BENCH=OFF
+            -DCMAKE_CUDA_ARCHITECTURES="${GG_CUDA_ARCHITECTURES:-90}")
+if ((${#PREFIXES[@]} > 0)); then
+  CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${PREFIXES[*]}")")
+fi
+# NCCL: the toolkit's, else the one pip installed for torch (nvidia-nccl-cu13).
+if [[ ! -e /usr/local/cuda/include/nccl.h && -z "${NCCL_ROOT:-}" ]]; then
+  nccl_root=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' \
+                2>/dev/null || true)
+  if [[ -z "$nccl_root" ]]; then
+    nccl_root=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "nccl"))' \
+                  2>/dev/null || true)
+  fi
+  if [[ -n "$nccl_root" && -d "$nccl_root" ]]; then CMAKE_ARGS+=("-DGG_NCCL_ROOT=$nccl_root"); fi
+fi
+
+# ---- configure and build ------------------------------------------------------------------------
+t=$SECONDS
+if cmake -S . -B "$BUILD" "${CMAKE_ARGS[@]}" >"$OUT/configure.log" 2>&1; then
+  say "configure: ok ($((SECONDS - t)) s) $(grep -E '^-- GraphGuard' "$OUT/configure.log" | tr '\n' ' ')"
+else
+  say "configure: FAILED (configure.log)"; tail -20 "$OUT/configure.log" | tee -a "$SUMMARY"
+  exit 1
+fi
+t=$SECONDS
+if timeout 360 cmake --build "$BUILD" -j "$JOBS" --target gg_gpu_tests gg_gpu_kernels_bandwidth \
+     >"$OUT/build.log" 2>&1; then
+  say "build: ok ($((SECONDS - t)) s)"
+else
+  say "build: FAILED (build.log)"; grep -E 'error|FAILED' "$OUT/build.log" | head -20 | tee -a "$SUMMARY"
+  exit 1
+fi
+
+# ---- GPU tests ----------------------------------------------------------------------------------
+t=$SECONDS
+if timeout 240 ctest --test-dir "$BUILD" -L gpu --output-on-failure >"$OUT/gpu-tests.log" 2>&1; then
+  say "gpu tests: ok ($((SECONDS - t)) s)"
+else
+  say "gpu tests: FAILED ($((SECONDS - t)) s, gpu-tests.log)"; status=1
+fi
+grep -E 'tests passed|tests failed|\(Skipped\)|\(Failed\)' "$OUT/gpu-tests.log" | tee -a "$SUMMARY"
+skipped=$(grep -c '(Skipped)' "$OUT/gpu-tests.log" || true)
+say "gpu tests skipped: $skipped$( ((skipped > 0)) && echo " ($(grep -m1 -o 'no CUDA device[^"]*' \
+  "$OUT/gpu-tests.log" || echo see gpu-tests.log))")"
+
+# ---- kernel bandwidth ---------------------------------------------------------------------------
+if timeout 120 "$BUILD/src/cuda/gg_gpu_kernels_bandwidth" "${GG_BENCH_MIB:-1024}" 20 \
+     >"$OUT/bandwidth.txt" 2>&1; then
+  say "bandwidth:"; sed 's/^/  /' "$OUT/bandwidth.txt" | tee -a "$SUMMARY"
+else
+  say "bandwidth: FAILED (bandwidth.txt)"; status=1
+fi
+say "device-check: done in $((SECONDS - start)) s, status $status"
+exit "$status"
