@@ -1,0 +1,60 @@
+// Relation inference by execution: writes a relation spec (docs/relations.md) for a sequential
+// graph S and a distributed program D that a user can review, instead of writing it by hand.
+//
+// Method. Every S input is paired with the D input of the same name on each rank (captures keep
+// input names). Its candidate relations come from the shapes: equal on every rank -> replicate;
+// one dimension whose rank extents add up to S's -> shard(d), and the fused layouts where each
+// rank holds a slice of every block ([q; k; v], [gate; up]): S is the blocks one after another,
+// each block the ranks' pieces in rank order (with fewer S rows than ranks hold, only every
+// rep-th rank contributes: replicated kv heads). Block sizes come from the split_with_sizes nodes
+// of the graphs, or equal blocks. Where an input has more than one candidate, S and D are
+// executed on synthesized inputs (input_synthesis.h, dropout off) for each choice, and the choice
+// under which the most S tensors are matched by some D expression (fingerprint_match.h) wins.
+// Inputs that feed the same operator (a weight and its bias) are chosen together. The outputs'
+// relations are the fingerprint matches of the final run, written as replicate / shard(d) /
+// partial of the same-position D outputs where they are that, else as an explicit expression.
+//
+// Assumptions, written into the spec as comments: graph constants the capture omits are 0 (the
+// executor's default; a `constant` line states it); dropout is off; a match on one random draw
+// is evidence, not proof (verify proves, check re-tests on other seeds).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "runtime/fingerprint.h"
+#include "runtime/fingerprint_match.h"
+
+namespace gg::runtime {
+
+struct InferOptions {
+  uint64_t seed = 1;
+  FingerprintOptions fingerprint;
+  MatchOptions match;
+  // Which S outputs get an `output` line (positions in S's return list); empty: every output that
+  // is not an S input and is matched.
+  std::vector<int64_t> outputs;
+  std::string resize_text;  // for the spec's banner ("8=1,12288=1536"), empty when not resized
+  std::string s_origin;     // for the banner: S's file
+};
+
+struct InferResult {
+  std::string spec_text;
+  int executions = 0;          // D executions (one per trial)
+  int s_tensors = 0;           // S tensors (not inputs) with a fingerprint
+  int matched = 0;             // of those, matched by some D expression in the final run
+  std::vector<std::string> notes;  // choices made, for the command's report
+};
+
+// Infers the spec for `s_graph` and `d_program` (whose sizes the spec text uses), executing
+// `run_s` and `run_d`: the same graphs, possibly resized (frontend/resize.h; same nodes, smaller
+// extents). Throws gg::InputError naming S's file when an S input has no D counterpart or no
+// candidate relation.
+InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_program,
+                           const ir::Graph& run_s, const ir::Program& run_d,
+                           const InferOptions& options = {});
+
+}  // namespace gg::runtime

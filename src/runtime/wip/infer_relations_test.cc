@@ -1,0 +1,77 @@
+#include "runtime/infer_relations.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "frontend/loader.h"
+#include "frontend/resize.h"
+#include "symbolic/relation_spec.h"
+#include "util/diagnostic.h"
+
+namespace gg::runtime {
+namespace {
+
+std::string Corpus(const std::string& sub) { return std::string(GG_CORPUS_DIR) + "/" + sub; }
+
+// Sorted "s_tensor == expr" lines of a set of relations.
+std::vector<std::string> Lines(const std::vector<symbolic::Relation>& relations,
+                               const ir::Graph& s) {
+  std::vector<std::string> out;
+  for (const symbolic::Relation& r : relations) out.push_back(RelationToString(r, s));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Config {
+  std::string family;
+  int paral;
+  int layers;
+  std::string resize;
+  std::vector<int64_t> outputs;  // the outputs the hand-written spec lists
+};
+
+// infer-relations on a corpus configuration writes a spec equivalent to the hand-written one in
+// examples/: the same input relations, the same expected outputs, the same constants.
+void ExpectEquivalentToExample(const Config& c) {
+  std::string s_dir = Corpus(c.family + "/paral1_layer" + std::to_string(c.layers));
+  std::string d_dir =
+      Corpus(c.family + "/paral" + std::to_string(c.paral) + "_layer" + std::to_string(c.layers));
+  if (!std::filesystem::exists(s_dir) || !std::filesystem::exists(d_dir)) {
+    GTEST_SKIP() << "corpus not found: " << d_dir;
+  }
+  ir::Graph s = frontend::LoadProgram({s_dir}).ranks.at(0);
+  ir::Program d = frontend::LoadProgram({d_dir});
+  frontend::ResizeMap sizes = frontend::ParseResizeMap(c.resize);
+  ir::Graph small_s = frontend::ResizeGraph(s, sizes);
+  ir::Program small_d = frontend::ResizeProgram(d, sizes);
+  InferOptions options;
+  options.outputs = c.outputs;
+  options.resize_text = c.resize;
+  auto start = std::chrono::steady_clock::now();
+  InferResult inferred = InferRelations(s, d, small_s, small_d, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s TP%d L%d: %d D executions, %d of %d S tensors matched, %.1f s\n",
+              c.family.c_str(), c.paral, c.layers, inferred.executions, inferred.matched,
+              inferred.s_tensors, seconds);
+  SCOPED_TRACE(inferred.spec_text);
+  symbolic::SpecResult ours = symbolic::EvaluateSpec(
+      symbolic::RelationSpec::Parse(inferred.spec_text, "inferred.rel"), s, d);
+  symbolic::SpecResult theirs = symbolic::EvaluateSpec(
+      symbolic::RelationSpec::Load(std::string(GG_SOURCE_DIR) + "/examples/" + c.family + ".rel"),
+      s, d);
+  EXPECT_EQ(Lines(ours.inputs, s), Lines(theirs.inputs, s));
+  EXPECT_EQ(Lines(ours.expected_outputs, s), Lines(theirs.expected_outputs, s));
+  EXPECT_EQ(ours.constants, theirs.constants);
+  EXPECT_GT(inferred.matched, inferred.s_tensors / 2) << "most S tensors have a D equal";
+}
+
+TEST(InferRelations, Qwen2Tp2) { ExpectEquivalentToExample({"qwen2", 2, 1, "32768=64", {0}}); }
+
+TEST(InferRelations, GptTp2OneLayer) {
+  ExpectEquivalentToExample({"gpt", 2, 1, "8=1,12288=1536,96=12", {0}});
+}
+
+}  // namespace
+}  // namespace gg::runtime
