@@ -76,8 +76,26 @@ NodeId Graph::AddNode(Node node) {
 
 std::optional<TensorRef> Graph::Find(const std::string& value_name) const {
   auto it = by_name_.find(value_name);
-  if (it == by_name_.end()) return std::nullopt;
-  return it->second;
+  if (it != by_name_.end()) return it->second;
+  // "node#i": an unnamed output, as ValueName spells it.
+  size_t hash = value_name.rfind('#');
+  if (hash == std::string::npos || hash + 1 >= value_name.size()) return std::nullopt;
+  int32_t output = 0;
+  for (size_t i = hash + 1; i < value_name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(value_name[i])) || output > 1000000) {
+      return std::nullopt;
+    }
+    output = output * 10 + (value_name[i] - '0');
+  }
+  std::string node_name = value_name.substr(0, hash);
+  for (size_t id = 0; id < nodes.size(); ++id) {
+    if (nodes[id].name != node_name || static_cast<size_t>(output) >= nodes[id].outputs.size()) {
+      continue;
+    }
+    TensorRef ref{static_cast<NodeId>(id), output};
+    if (ValueName(ref) == value_name) return ref;
+  }
+  return std::nullopt;
 }
 
 std::string Graph::ValueName(TensorRef ref) const {

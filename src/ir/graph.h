@@ -92,7 +92,8 @@ class Graph {
 
   // Appends a node and indexes its output names; returns its id.
   NodeId AddNode(Node node);
-  // Finds an output by its FX name ("getitem_3", "primals_1").
+  // Finds an output by its FX name ("getitem_3", "primals_1"), or an unnamed output by the name
+  // ValueName gives it ("split_with_sizes#2").
   std::optional<TensorRef> Find(const std::string& value_name) const;
   const Node& node(NodeId id) const { return nodes.at(id); }
   const TensorType& type(TensorRef ref) const { return nodes.at(ref.node).type(ref.output); }

@@ -65,8 +65,12 @@ TEST(GraphTest, AddFindAndNames) {
   NodeId s = g.AddNode(split);
   EXPECT_EQ(g.inputs, std::vector<NodeId>{x});
   EXPECT_EQ(g.Find("getitem"), (TensorRef{s, 0}));
-  EXPECT_FALSE(g.Find("split#1"));
   EXPECT_EQ(g.ValueName({s, 1}), "split#1");
+  // ValueName's spelling of an unnamed output finds it; named outputs only by their name.
+  EXPECT_EQ(g.Find("split#1"), (TensorRef{s, 1}));
+  EXPECT_FALSE(g.Find("split#0"));
+  EXPECT_FALSE(g.Find("split#7"));
+  EXPECT_FALSE(g.Find("split#"));
   EXPECT_EQ(g.type({s, 0}).ToString(), "f32[4, 1]");
   EXPECT_EQ(g.node(s).TensorInputs(), (std::vector<TensorRef>{TensorRef{x, 0}}));
   // Editing names in place and re-indexing keeps lookups true.

@@ -263,7 +263,7 @@ class Parser {
     size_t b = pos_;
     while (pos_ < text_.size() &&
            (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-            text_[pos_] == '.')) {
+            text_[pos_] == '.' || text_[pos_] == '#')) {
       ++pos_;
     }
     if (b == pos_) Error("expected a name");
