@@ -64,6 +64,11 @@ CommandSpec InputsCommand(std::string name, std::string summary) {
 // The command table. A later command is one more entry, e.g. verify:
 //   spec.options = {OptionSpec::One("--seq", "FILE", ...).Required(),
 //                   OptionSpec::Many("--dist", "DIR|FILE", ...).Required()}.
+std::vector<Command>& ExtraCommands() {
+  static std::vector<Command> extra;
+  return extra;
+}
+
 std::vector<Command> BuildCommands() {
   std::vector<Command> commands;
   CommandSpec import = InputsCommand(
@@ -77,6 +82,7 @@ std::vector<Command> BuildCommands() {
       InputsCommand("stats", "Load per-rank graphs and print per-rank statistics."), RunStats});
   commands.push_back(VerifyCommand());  // cli/verify_command.h
   commands.push_back(ExplainCommand());
+  for (const Command& command : ExtraCommands()) commands.push_back(command);
   return commands;
 }
 
@@ -121,6 +127,13 @@ int Dispatch(const std::vector<std::string>& args, std::ostream& out) {
     }
     return command.run(parsed, out);
   }
+  for (const std::string& name : NumericCommandNames()) {
+    if (first == name) {
+      throw UsageError("'" + name +
+                       "' needs the numeric runtime, and this graphguard was built without "
+                       "LibTorch (laptop mode); build with it: bash scripts/setup.sh");
+    }
+  }
   if (first.size() > 1 && first[0] == '-') {
     throw UsageError("unknown option '" + first + "' (see 'graphguard --help')");
   }
@@ -128,6 +141,10 @@ int Dispatch(const std::vector<std::string>& args, std::ostream& out) {
 }
 
 }  // namespace
+
+void AddCommands(std::vector<Command> commands) {
+  for (Command& command : commands) ExtraCommands().push_back(std::move(command));
+}
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = BuildCommands();

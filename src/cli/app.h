@@ -26,6 +26,16 @@ struct Command {
 // The table of subcommands, in the order `graphguard --help` lists them.
 const std::vector<Command>& Commands();
 
+// Adds commands that live outside gg_cli (the numeric commands of a LibTorch build, see
+// cli/numeric_commands.h). Must be called before the first Commands() call, i.e. from main().
+void AddCommands(std::vector<Command> commands);
+
+// Commands a build without the numeric runtime lacks; naming one says how to get it.
+inline const std::vector<std::string>& NumericCommandNames() {
+  static const std::vector<std::string> names = {"check", "infer-relations"};
+  return names;
+}
+
 // Runs graphguard with `args` (without argv[0]); returns the process exit code.
 int RunGraphGuard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -1,8 +1,11 @@
 #include "cli/command_line.h"
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <sstream>
+
+#include "util/diagnostic.h"
 
 namespace gg::cli {
 namespace {
@@ -170,6 +173,35 @@ std::string CommandHelp(const CommandSpec& spec) {
     out << "  " << left << std::string(width - left.size() + 2, ' ') << help << "\n";
   }
   return out.str();
+}
+
+int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& option,
+                           int64_t fallback) {
+  if (!command.Has(option)) return fallback;
+  std::string text = command.One(option);
+  size_t used = 0;
+  int64_t value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value < 0) {
+    throw UsageError("option '" + option + "' needs a non-negative integer, got '" + text + "'");
+  }
+  return value;
+}
+
+void WriteOutput(const std::string& path, const std::string& text, std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    return;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw InputError(path, 0, "cannot open the report file for writing");
+  file << text;
+  file.close();
+  if (!file) throw InputError(path, 0, "could not write the report file");
 }
 
 }  // namespace gg::cli

@@ -5,7 +5,9 @@
 // Errors are UsageError; the CLI prints them as "graphguard: error: ..." and exits 2.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,5 +73,12 @@ ParsedCommand ParseCommand(const CommandSpec& spec, const std::vector<std::strin
 std::string CommandHelp(const CommandSpec& spec);
 // The one-line usage alone.
 std::string CommandUsage(const CommandSpec& spec);
+
+// The value of `option` as a non-negative integer, `fallback` when absent; UsageError otherwise.
+int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& option,
+                           int64_t fallback);
+
+// Writes `text` to `path` ("-" is `out`); the file is written whole or an InputError names it.
+void WriteOutput(const std::string& path, const std::string& text, std::ostream& out);
 
 }  // namespace gg::cli

@@ -4,9 +4,15 @@
 #include <vector>
 
 #include "cli/app.h"
+#ifdef GG_NUMERIC_COMMANDS
+#include "cli/numeric_commands.h"
+#endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+#ifdef GG_NUMERIC_COMMANDS
+  gg::cli::AddCommands(gg::cli::NumericCommands());
+#endif
   int code = gg::cli::RunGraphGuard(args, std::cout, std::cerr);
   std::cout.flush();
   return code;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frontend/loader.h"
+#include "frontend/resize.h"
 #include "ir/graph.h"
 #include "ir/program.h"
 #include "report/exit_codes.h"
@@ -61,23 +62,6 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
   };
 }
 
-int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& option,
-                           int64_t fallback) {
-  if (!command.Has(option)) return fallback;
-  std::string text = command.One(option);
-  size_t used = 0;
-  int64_t value = -1;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || value < 0) {
-    throw UsageError("option '" + option + "' needs a non-negative integer, got '" + text + "'");
-  }
-  return value;
-}
-
 // Everything one verification run loads and computes.
 struct VerifyRun {
   ir::Graph s_graph;
@@ -110,6 +94,8 @@ VerifyRun RunVerification(const ParsedCommand& command) {
 
   run.s_graph = frontend::LoadGraph(run.info.seq);
   run.d_program = frontend::LoadProgram(run.info.dist);
+  std::string s_map, d_map;
+  ApplyResize(command, &run.s_graph, &run.d_program, &s_map, &d_map);
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(run.info.relations);
   symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
   // Nothing to check would be a silent pass: refuse it.
@@ -131,19 +117,6 @@ int VerdictExitCode(symbolic::Verdict verdict) {
       return report::kExitUnknown;
   }
   return report::kExitUnknown;
-}
-
-// Writes `text` to `path` ("-" is `out`); the file is written whole or the error names it.
-void WriteOutput(const std::string& path, const std::string& text, std::ostream& out) {
-  if (path == "-") {
-    out << text;
-    return;
-  }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError(path, 0, "cannot open the report file for writing");
-  file << text;
-  file.close();
-  if (!file) throw InputError(path, 0, "could not write the report file");
 }
 
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
@@ -225,11 +198,37 @@ int RunExplain(const ParsedCommand& command, std::ostream& out) {
 
 }  // namespace
 
+std::vector<OptionSpec> ResizeOptions() {
+  return {OptionSpec::One("--resize", "OLD=NEW,...",
+                          "smaller sizes: every extent OLD becomes NEW in S and D"),
+          OptionSpec::One("--resize-dist", "OLD=NEW,...", "D's own resize map")};
+}
+
+void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* d_program,
+                 std::string* s_map, std::string* d_map) {
+  if (command.Has("--resize")) {
+    frontend::ResizeMap sizes = frontend::ParseResizeMap(command.One("--resize"), "--resize");
+    *s_map = frontend::ResizeMapText(sizes);
+    *s_graph = frontend::ResizeGraph(*s_graph, sizes);
+    if (!command.Has("--resize-dist")) {
+      *d_map = *s_map;
+      *d_program = frontend::ResizeProgram(*d_program, sizes);
+    }
+  }
+  if (command.Has("--resize-dist")) {
+    frontend::ResizeMap sizes =
+        frontend::ParseResizeMap(command.One("--resize-dist"), "--resize-dist");
+    *d_map = frontend::ResizeMapText(sizes);
+    *d_program = frontend::ResizeProgram(*d_program, sizes);
+  }
+}
+
 Command VerifyCommand() {
   CommandSpec spec;
   spec.name = "verify";
   spec.summary = "Check that the distributed graphs refine the sequential one (verdict report).";
   spec.options = InputAndLimitOptions(/*required=*/true);
+  for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.options.push_back(OptionSpec::One(
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
   spec.options.push_back(OptionSpec::Flag(

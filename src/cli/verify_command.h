@@ -4,7 +4,12 @@
 // recomputed or read from a verify JSON report). Each is one entry of the command table in app.cc.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "cli/app.h"
+#include "ir/graph.h"
+#include "ir/program.h"
 
 namespace gg::cli {
 
@@ -15,5 +20,12 @@ Command VerifyCommand();
 // `explain TENSOR (--seq FILE --dist DIR|FILE... --relations SPEC | --from-report FILE.json)`:
 // exit 0 when TENSOR has relations, 1 when none was found, 2 for an unknown tensor.
 Command ExplainCommand();
+
+// The options `--resize OLD=NEW,...` (S and D) and `--resize-dist OLD=NEW,...` (D's own map) of
+// verify and check, and applying them to loaded graphs (frontend/resize.h). The applied maps'
+// canonical texts go to *s_map and *d_map ("" when not resized).
+std::vector<OptionSpec> ResizeOptions();
+void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* d_program,
+                 std::string* s_map, std::string* d_map);
 
 }  // namespace gg::cli

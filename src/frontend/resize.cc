@@ -31,14 +31,16 @@ void ResizeInts(ir::Value& value, const ResizeMap& sizes) {
 }
 
 // Whether an argument of this schema type holds sizes: symbolic ints and int lists do (view
-// sizes, slice bounds, split sizes), and so do integer Scalars (range bounds, and the vocabulary
-// bounds and offsets a vocabulary-parallel embedding compares token ids with); plain `int`
+// sizes, slice bounds, split sizes), and so do integer literals where a Scalar or a Tensor goes
+// (range bounds, and the vocabulary bounds and offsets a vocabulary-parallel embedding compares
+// and shifts token ids with); plain `int`
 // arguments are dimension indices, group sizes or flags and stay.
 bool HoldsSizes(const ir::ArgSchema& arg, const ir::OpName&) {
   const std::string& type = arg.type;
   if (type.find("SymInt") != std::string::npos) return true;
   if (type.rfind("int[", 0) == 0 || type.rfind("int?[", 0) == 0) return true;
-  return type.rfind("Scalar", 0) == 0;
+  // An integer literal in a Scalar or Tensor position is a number (`sub.Tensor(ids, 49152)`).
+  return type.rfind("Scalar", 0) == 0 || type.rfind("Tensor", 0) == 0;
 }
 
 }  // namespace

@@ -52,15 +52,19 @@ class RankRun {
  public:
   RankRun(const ir::Graph& graph, int32_t rank, const GraphInputs& inputs,
           const ExecutionOptions& options, const std::set<ir::TensorRef>& keep)
-      : graph_(graph), rank_(rank), options_(options), keep_(keep),
+      : graph_(graph),
+        rank_(rank),
+        options_(options),
+        keep_(keep),
         generator_(at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(rank))),
-        values_(graph.nodes.size()), frees_after_(graph.nodes.size()) {
+        values_(graph.nodes.size()),
+        frees_after_(graph.nodes.size()) {
     ComputeLastUses();
     BindInputs(inputs);
-    result_.random_mode = options.dropout_off
-                              ? std::string("dropout off")
-                              : "dropout seeded with " +
-                                    std::to_string(options.seed + static_cast<uint64_t>(rank));
+    result_.random_mode =
+        options.dropout_off
+            ? std::string("dropout off")
+            : "dropout seeded with " + std::to_string(options.seed + static_cast<uint64_t>(rank));
   }
 
   bool done() const { return next_ >= graph_.nodes.size(); }
@@ -113,17 +117,16 @@ class RankRun {
   }
 
   [[noreturn]] void Fail(const ir::Node& node, const std::string& problem) const {
-    throw InputError(graph_.file, node.def_line,
-                     (graph_.rank != 0 || rank_ != 0 ? "rank " + std::to_string(rank_) + ": "
-                                                     : std::string()) +
-                         "node '" + node.name + "': " + problem);
+    throw InputError(
+        graph_.file, node.def_line,
+        (graph_.rank != 0 || rank_ != 0 ? "rank " + std::to_string(rank_) + ": " : std::string()) +
+            "node '" + node.name + "': " + problem);
   }
 
   ExecutionResult TakeResult() {
     for (const ir::Value& v : graph_.outputs) {
-      result_.outputs.push_back(v.is_tensor() ? values_.at(v.as_tensor().node)
-                                                    .at(v.as_tensor().output)
-                                              : at::Tensor());
+      result_.outputs.push_back(
+          v.is_tensor() ? values_.at(v.as_tensor().node).at(v.as_tensor().output) : at::Tensor());
     }
     return std::move(result_);
   }
@@ -232,6 +235,7 @@ class RankRun {
           outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
         }
       }
+      if (options_.transform_outputs) options_.transform_outputs(rank_, node, outputs);
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
@@ -284,7 +288,7 @@ class RankRun {
   ExecutionOptions options_;
   std::set<ir::TensorRef> keep_;
   at::Generator generator_;
-  std::vector<std::vector<at::Tensor>> values_;        // by node, by output
+  std::vector<std::vector<at::Tensor>> values_;          // by node, by output
   std::vector<std::vector<ir::TensorRef>> frees_after_;  // by node: values last used there
   size_t next_ = 0;
   std::optional<ir::NodeId> blocked_;
@@ -399,14 +403,14 @@ void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members,
   for (size_t i = 0; i < members.size(); ++i) runs[members[i]].FinishCollective(outputs[i]);
 }
 
-std::vector<ExecutionResult> Run(const ir::Program& program,
-                                 const std::vector<GraphInputs>& inputs,
+std::vector<ExecutionResult> Run(const ir::Program& program, const std::vector<GraphInputs>& inputs,
                                  const ExecutionOptions& options,
                                  const std::vector<std::set<ir::TensorRef>>& keep) {
   int32_t world = program.world_size();
   if (static_cast<int32_t>(inputs.size()) != world) {
-    throw InputError("", 0, "the program has " + std::to_string(world) + " ranks but inputs for " +
-                                std::to_string(inputs.size()) + " were given");
+    throw InputError("", 0,
+                     "the program has " + std::to_string(world) + " ranks but inputs for " +
+                         std::to_string(inputs.size()) + " were given");
   }
   std::vector<RankRun> runs;
   runs.reserve(world);
@@ -465,14 +469,14 @@ ExecutionResult Execute(const ir::Graph& graph, const GraphInputs& inputs,
 }
 
 ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const GraphInputs& inputs,
-                            const ExecutionOptions& options,
-                            const std::set<ir::TensorRef>& keep) {
+                            const ExecutionOptions& options, const std::set<ir::TensorRef>& keep) {
   if (!options.collective_backend) {
     throw std::invalid_argument("ExecuteRank needs ExecutionOptions::collective_backend");
   }
   if (rank < 0 || rank >= program.world_size()) {
-    throw InputError("", 0, "rank " + std::to_string(rank) + " is not a rank of the program (" +
-                                std::to_string(program.world_size()) + " ranks)");
+    throw InputError("", 0,
+                     "rank " + std::to_string(rank) + " is not a rank of the program (" +
+                         std::to_string(program.world_size()) + " ranks)");
   }
   RankRun run(program.rank(rank), rank, inputs, options, keep);
   while (true) {

@@ -44,6 +44,10 @@ struct ExecutionOptions {
   // tensors are skipped), before the executor may free it: fingerprints and relation checks see
   // every tensor without the executor keeping them all alive.
   std::function<void(int32_t rank, ir::TensorRef ref, const at::Tensor& value)> observe;
+  // Called with an operator's computed outputs before they are stored; may replace them (same
+  // types). The tolerance model uses it to simulate rounding at every operator (tolerance.h).
+  std::function<void(int32_t rank, const ir::Node& node, std::vector<at::Tensor>& outputs)>
+      transform_outputs;
   // ExecuteRank sends every collective here; Execute and ExecuteProgram compute collectives
   // themselves (reference collectives) and ignore it.
   CollectiveBackend collective_backend;

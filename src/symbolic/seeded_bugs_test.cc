@@ -12,36 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "frontend/loader.h"
-#include "frontend/node_check.h"
-#include "ir/graph_edit.h"
 #include "symbolic/inference.h"
 #include "symbolic/lemma_catalogue.h"
 #include "symbolic/relation_spec.h"
+#include "symbolic/seeded_bugs_testutil.h"
 
 namespace gg::symbolic {
 namespace {
 
-std::string CorpusPath(const std::string& rel) { return std::string(GG_CORPUS_DIR) + "/" + rel; }
-std::string ExamplePath(const std::string& rel) { return std::string(GG_SOURCE_DIR) + "/" + rel; }
-
-struct Pair {
-  ir::Graph s;
-  ir::Program d;
-  RelationSpec spec;
-};
-
-Pair LoadQwen2Tp2() {
-  return Pair{frontend::LoadGraph(CorpusPath("qwen2/paral1_layer1/fw.g0.r0.py")),
-              frontend::LoadProgram({CorpusPath("qwen2/paral2_layer1")}),
-              RelationSpec::Load(ExamplePath("examples/qwen2.rel"))};
-}
-
-Pair LoadGptTp2() {
-  return Pair{frontend::LoadGraph(CorpusPath("gpt/paral1_layer1/fw.g0.r0.py")),
-              frontend::LoadProgram({CorpusPath("gpt/paral2_layer1")}),
-              RelationSpec::Load(ExamplePath("examples/gpt.rel"))};
-}
+using namespace seeded;  // NOLINT: the shared fixtures of this test
 
 VerifyResult VerifyPair(const Pair& p) {
   SpecResult relations = EvaluateSpec(p.spec, p.s, p.d);
@@ -72,48 +51,6 @@ const NodeOutcome* OutcomeOf(const VerifyResult& result, const ir::Graph& s_grap
     if (s_graph.node(n.s_node).name == name) return &n;
   }
   return nullptr;
-}
-
-ir::NodeId NodeNamed(const ir::Graph& g, const std::string& name) {
-  std::optional<ir::NodeId> id = ir::FindNode(g, name);
-  if (!id) throw std::runtime_error(g.file + ": no node named " + name);
-  return *id;
-}
-
-// Gives node `id` the output types the operator registry infers from its (edited) inputs.
-void RetypeNode(ir::Graph* g, const ir::Program& d, ir::NodeId id) {
-  ir::Node& node = g->nodes[id];
-  auto types = frontend::InferNodeTypes(*g, node, d.groups, d.world_size(), g->file, node.def_line);
-  ASSERT_TRUE(types.has_value()) << node.name;
-  ASSERT_EQ(types->size(), node.outputs.size()) << node.name;
-  for (size_t i = 0; i < types->size(); ++i) node.outputs[i].type = (*types)[i];
-}
-
-// What the loader checks on reading, re-checked after an edit: every operator node of every rank
-// infers the type its annotation says. (Collective sequences agree because every edit below is
-// made identically on every rank.)
-void ExpectWellTyped(const ir::Program& d) {
-  for (const ir::Graph& g : d.ranks) {
-    for (const ir::Node& node : g.nodes) {
-      if (node.kind != ir::NodeKind::kOperator) continue;
-      auto types =
-          frontend::InferNodeTypes(g, node, d.groups, d.world_size(), g.file, node.def_line);
-      if (!types) continue;  // reads an unrecorded constant: nothing to infer, as on load
-      ASSERT_EQ(types->size(), node.outputs.size()) << g.file << ": " << node.name;
-      for (size_t i = 0; i < types->size(); ++i) {
-        EXPECT_EQ(frontend::TypeText((*types)[i]), frontend::TypeText(node.outputs[i].type))
-            << g.file << ": " << node.name << " output " << i;
-      }
-    }
-  }
-}
-
-// Deletes collective `name` (an all_reduce) from graph `g`: its readers read its input instead.
-void DeleteCollective(ir::Graph* g, const std::string& name) {
-  ir::NodeId id = NodeNamed(*g, name);
-  ir::TensorRef input = g->nodes[id].args.at(0).as_tensor();
-  ASSERT_GT(ir::ReplaceAllUses(g, ir::TensorRef{id, 0}, input), 0) << name << " had no readers";
-  ir::RemoveNode(g, id);
 }
 
 void ExpectViolationAt(const VerifyResult& result, const ir::Graph& s,
@@ -161,7 +98,7 @@ TEST(SeededBugsTest, UnmutatedGptTp2RelatesTheOperatorsTheBugsBlame) {
 // counterparts now read mm@r instead of sum(mm@0, mm@1).
 TEST(SeededBugsTest, Qwen2DeletedOprojAllReduceIsLocalizedToTheResidualNorm) {
   Pair p = LoadQwen2Tp2();
-  for (ir::Graph& g : p.d.ranks) DeleteCollective(&g, "all_reduce_1");
+  DeleteAllReduce(&p, "all_reduce_1");
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "auto_functionalized_3");
 }
@@ -170,7 +107,7 @@ TEST(SeededBugsTest, Qwen2DeletedOprojAllReduceIsLocalizedToTheResidualNorm) {
 // is the first S operator that reads S's `mm_2` (= sum of the ranks' mm_2).
 TEST(SeededBugsTest, Qwen2DeletedDownProjAllReduceIsLocalizedToTheFinalNorm) {
   Pair p = LoadQwen2Tp2();
-  for (ir::Graph& g : p.d.ranks) DeleteCollective(&g, "all_reduce_2");
+  DeleteAllReduce(&p, "all_reduce_2");
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "auto_functionalized_5");
 }
@@ -185,13 +122,7 @@ TEST(SeededBugsTest, Qwen2DeletedDownProjAllReduceIsLocalizedToTheFinalNorm) {
 // attention `auto_functionalized_2` (its key and value come from the split of slice_scatter_1).
 TEST(SeededBugsTest, Qwen2ShiftedRotaryScatterIsLocalizedToTheAttention) {
   Pair p = LoadQwen2Tp2();
-  for (ir::Graph& g : p.d.ranks) {
-    ir::Node& scatter = g.nodes[NodeNamed(g, "slice_scatter_1")];
-    ASSERT_EQ(scatter.args.at(3), ir::Value(768));
-    ASSERT_EQ(scatter.args.at(4), ir::Value(896));
-    scatter.args[3] = ir::Value(769);
-    scatter.args[4] = ir::Value(897);
-  }
+  ShiftRotaryScatter(&p);
   ExpectWellTyped(p.d);
   VerifyResult result = VerifyPair(p);
   ExpectViolationAt(result, p.s, "auto_functionalized_2");
@@ -206,12 +137,7 @@ TEST(SeededBugsTest, Qwen2ShiftedRotaryScatterIsLocalizedToTheAttention) {
 // max(...) instead of sum(...).
 TEST(SeededBugsTest, GptEmbeddingAllReduceWithMaxIsLocalizedToThePositionAdd) {
   Pair p = LoadGptTp2();
-  for (ir::Graph& g : p.d.ranks) {
-    ir::Node& reduce = g.nodes[NodeNamed(g, "all_reduce")];
-    ASSERT_EQ(reduce.op.ToString(), "_c10d_functional::all_reduce.default");
-    ASSERT_EQ(reduce.args.at(1), ir::Value("sum"));
-    reduce.args[1] = ir::Value("max");
-  }
+  EmbeddingAllReduceWithMax(&p);
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "add");
 }
@@ -229,12 +155,7 @@ TEST(SeededBugsTest, GptEmbeddingAllReduceWithMaxIsLocalizedToThePositionAdd) {
 // ranks of the masked local lookups, which now read wrong ids.
 TEST(SeededBugsTest, Qwen2DroppedVocabOffsetScaleIsLocalizedToTheEmbedding) {
   Pair p = LoadQwen2Tp2();
-  for (ir::Graph& g : p.d.ranks) {
-    ir::Node& mul = g.nodes[NodeNamed(g, "mul")];
-    ASSERT_EQ(mul.op.ToString(), "aten::mul.Tensor");
-    ASSERT_EQ(mul.args.at(1), ir::Value(g.rank == 0 ? 0 : 75968));
-    mul.args[1] = ir::Value(1);
-  }
+  DropVocabOffsetScale(&p);
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "embedding");
 }
@@ -253,48 +174,7 @@ TEST(SeededBugsTest, Qwen2DroppedVocabOffsetScaleIsLocalizedToTheEmbedding) {
 // reading them is the QKV matmul `mm`, whose D counterparts read the interleaved rows.
 TEST(SeededBugsTest, GptAllGatherAlongTheBatchIsLocalizedToTheQkvMatmul) {
   Pair p = LoadGptTp2();
-  for (ir::Graph& g : p.d.ranks) {
-    const ir::NodeId gather = NodeNamed(g, "all_gather_into_tensor");
-    ASSERT_EQ(g.nodes[gather].args.at(1), ir::Value(2));
-    const ir::TensorRef piece = g.nodes[gather].args.at(0).as_tensor();
-    const ir::Node transpose_template = g.nodes[NodeNamed(g, "transpose")];  // transpose(x, 0, 1)
-    const ir::Node clone_template = g.nodes[NodeNamed(g, "clone_1")];  // contiguous clone
-    const ir::Node view_template = g.nodes[NodeNamed(g, "view_2")];
-
-    auto make = [&](const ir::Node& tmpl, const std::string& name, std::vector<ir::Value> args) {
-      ir::Node n = tmpl;
-      n.name = name;
-      n.args = std::move(args);
-      n.outputs = {ir::NodeOutput{name, std::nullopt}};
-      return n;
-    };
-    // Before the gather: transpose the piece, and gather that.
-    ir::NodeId t0 = ir::InsertNode(&g, gather, make(transpose_template, "bug_t0",
-                                                      {piece, ir::Value(0), ir::Value(1)}));
-    RetypeNode(&g, p.d, t0);
-    const ir::NodeId gather_id = t0 + 1;
-    g.nodes[gather_id].args[0] = ir::TensorRef{t0, 0};
-    RetypeNode(&g, p.d, gather_id);
-    const ir::NodeId wait = NodeNamed(g, "wait_tensor_1");
-    ASSERT_EQ(g.nodes[wait].args.at(0).as_tensor().node, gather_id);
-    RetypeNode(&g, p.d, wait);
-    // After the wait: transpose back (ranks now side by side on dim 1) and view as [s, b, h].
-    const ir::TensorType gathered = g.type(ir::TensorRef{gather_id, 0});
-    const ir::TensorType expected = g.type(piece);  // [s/tp, b, h]
-    std::vector<ir::Value> sizes = {
-        ir::Value(expected.shape[0].value() * p.d.world_size()),
-        ir::Value(expected.shape[1].value()), ir::Value(expected.shape[2].value())};
-    ASSERT_EQ(gathered.shape[0].value(), expected.shape[1].value() * p.d.world_size());
-    ir::NodeId t1 = ir::InsertNode(&g, wait + 1, make(transpose_template, "bug_t1",
-                                                        {ir::TensorRef{wait, 0}, 0, 1}));
-    RetypeNode(&g, p.d, t1);
-    ir::NodeId c = ir::InsertNode(&g, t1 + 1, make(clone_template, "bug_c", {ir::TensorRef{t1, 0}}));
-    RetypeNode(&g, p.d, c);
-    ir::NodeId v = ir::InsertNode(&g, c + 1, make(view_template, "bug_v",
-                                                    {ir::TensorRef{c, 0}, ir::Value(sizes)}));
-    RetypeNode(&g, p.d, v);
-    EXPECT_EQ(ir::ReplaceAllUses(&g, ir::TensorRef{wait, 0}, ir::TensorRef{v, 0}, /*after=*/v), 1);
-  }
+  GatherAlongBatch(&p);
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "mm");
 }

@@ -1,0 +1,158 @@
+#include "cli/numeric_commands.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/verify_command.h"
+#include "frontend/loader.h"
+#include "ir/graph_edit.h"
+#include "report/exit_codes.h"
+#include "runtime/check.h"
+#include "runtime/check_report.h"
+#include "symbolic/relation.h"
+#include "symbolic/relation_spec.h"
+#include "util/diagnostic.h"
+
+namespace gg::cli {
+namespace {
+
+const char kCheckHelp[] =
+    "Executes the sequential graph (--seq) and every rank of the distributed graphs (--dist) on\n"
+    "random inputs: S's inputs are drawn (integers inside the range they index), D's are derived\n"
+    "through the spec's input relations (--relations). Then evaluates the spec's expected output\n"
+    "relations and, with --from-verify, every relation in a 'verify --json' report, each against "
+    "a\n"
+    "per-tensor tolerance from a perturbed run of S (rounding noise at the tensor's depth and\n"
+    "dtype, see docs/architecture.md). Reports each as holding or failing with max abs/rel error\n"
+    "and the worst element, and the first S tensor where a relation fails. Dropout is off.\n"
+    "--resize OLD=NEW,... runs at smaller sizes (every extent OLD becomes NEW, re-type-checked);\n"
+    "--resize-dist gives D its own map when its extents differ (sequence-parallel shards).\n"
+    "Exit codes: 0 every relation holds, 1 a relation fails, 2 bad input or usage, 3 a relation\n"
+    "could not be evaluated.";
+
+struct VerifyReport {
+  std::string verdict;
+  std::vector<symbolic::Relation> relations;
+  std::optional<std::string> first_failure;  // the S node verify could not relate
+};
+
+std::string ReadFile(const std::string& path, const std::string& what) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(path, 0, "cannot open the " + what);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  return buffer.str();
+}
+
+// The relations of a `verify --json` report, parsed against the loaded graphs.
+VerifyReport LoadVerifyReport(const std::string& path, const ir::Graph& s_graph,
+                              const ir::Program& d_program) {
+  std::string text = ReadFile(path, "verify report");
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, std::string("malformed JSON report: ") + e.what());
+  }
+  if (!report.is_object() || report.value("schema", "") != "graphguard.verify-report") {
+    throw InputError(path, 0, "not a 'graphguard verify --json' report");
+  }
+  VerifyReport result;
+  result.verdict = report.value("verdict", "");
+  if (report.contains("first_failure") && report["first_failure"].is_object() &&
+      report["first_failure"].contains("node") && report["first_failure"]["node"].is_string()) {
+    result.first_failure = report["first_failure"]["node"].get<std::string>();
+  }
+  if (!report.contains("tensors") || !report["tensors"].is_object()) {
+    throw InputError(path, 0, "the report has no \"tensors\" object");
+  }
+  for (const auto& [name, entry] : report["tensors"].items()) {
+    std::optional<ir::TensorRef> s_tensor = s_graph.Find(name);
+    if (!s_tensor) {
+      throw InputError(path, 0,
+                       "the report names S tensor '" + name + "', which " + s_graph.file +
+                           " does not have (another S graph?)");
+    }
+    if (!entry.contains("relations") || !entry["relations"].is_array()) continue;
+    for (const auto& rel : entry["relations"]) {
+      std::string text = rel.value("relation", "");
+      size_t eq = text.find(" == ");
+      if (eq == std::string::npos) throw InputError(path, 0, "malformed relation '" + text + "'");
+      symbolic::Relation relation;
+      relation.s_tensor = *s_tensor;
+      relation.expr = symbolic::ParseRelExpr(text.substr(eq + 4), d_program, path, 0);
+      relation.origin = "inferred (" + path + ")";
+      result.relations.push_back(std::move(relation));
+    }
+  }
+  return result;
+}
+
+int RunCheckCommand(const ParsedCommand& command, std::ostream& out) {
+  runtime::CheckRunInfo info;
+  info.tool = VersionLine();
+  info.seq = command.One("--seq");
+  info.dist = command.Many("--dist");
+  info.relations = command.One("--relations");
+  info.timing = !command.Has("--no-timing");
+  runtime::CheckOptions options;
+  options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+
+  ir::Graph s_graph = frontend::LoadGraph(info.seq);
+  ir::Program d_program = frontend::LoadProgram(info.dist);
+  ApplyResize(command, &s_graph, &d_program, &info.resize, &info.resize_dist);
+  symbolic::RelationSpec spec = symbolic::RelationSpec::Load(info.relations);
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, s_graph, d_program);
+  if (relations.expected_outputs.empty()) {
+    throw InputError(info.relations, 0, "the spec lists no expected output relation");
+  }
+  std::vector<symbolic::Relation> inferred;
+  if (command.Has("--from-verify")) {
+    info.from_verify = command.One("--from-verify");
+    VerifyReport report = LoadVerifyReport(info.from_verify, s_graph, d_program);
+    info.verify_verdict = report.verdict;
+    inferred = std::move(report.relations);
+    if (report.first_failure) {
+      if (std::optional<ir::NodeId> node = ir::FindNode(s_graph, *report.first_failure)) {
+        options.classify = runtime::TensorOutputs(s_graph, *node);
+      }
+    }
+  }
+  runtime::CheckResult result = runtime::RunCheck(s_graph, d_program, relations, inferred, options);
+  std::string json_path = command.One("--json");
+  if (!json_path.empty()) {
+    WriteOutput(json_path, runtime::CheckReportJson(result, s_graph, info).dump(2) + "\n", out);
+  }
+  if (json_path != "-") out << runtime::FormatCheckText(result, s_graph, info);
+  std::string outcome = runtime::CheckOutcome(result);
+  if (outcome == "HOLDS") return report::kExitOk;
+  if (outcome == "FAILS") return report::kExitViolation;
+  return report::kExitUnknown;
+}
+
+}  // namespace
+
+Command CheckCommand() {
+  CommandSpec spec;
+  spec.name = "check";
+  spec.summary = "Run S and D on random inputs and check the relations numerically.";
+  spec.options = {
+      OptionSpec::One("--seq", "FILE", "the sequential model's graph").Required(),
+      OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")
+          .Required(),
+      OptionSpec::One("--relations", "SPEC", "the relation spec file").Required(),
+      OptionSpec::One("--from-verify", "R.json",
+                      "also check every relation of a 'verify --json' report"),
+      OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
+      OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
+      OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
+  };
+  for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
+  spec.description = kCheckHelp;
+  return Command{spec, RunCheckCommand};
+}
+
+std::vector<Command> NumericCommands() { return {CheckCommand()}; }
+
+}  // namespace gg::cli

@@ -1,0 +1,267 @@
+#include "runtime/check.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <type_traits>
+#include <variant>
+
+#include "runtime/input_synthesis.h"
+#include "runtime/op_kernels.h"
+#include "runtime/relation_eval.h"
+#include "runtime/tolerance.h"
+#include "util/diagnostic.h"
+
+namespace gg::runtime {
+namespace {
+
+constexpr int64_t kNoiseSamples = 1 << 16;
+
+void CollectLeaves(const symbolic::RelExpr& expr, std::vector<std::set<ir::TensorRef>>* keep) {
+  std::visit(
+      [&](const auto& node) {
+        using T = std::decay_t<decltype(node)>;
+        if constexpr (std::is_same_v<T, symbolic::DTensor>) {
+          if (node.rank >= 0 && static_cast<size_t>(node.rank) < keep->size()) {
+            (*keep)[static_cast<size_t>(node.rank)].insert(node.tensor);
+          }
+        } else if constexpr (std::is_same_v<T, symbolic::Concat> ||
+                             std::is_same_v<T, symbolic::Sum> || std::is_same_v<T, symbolic::Max> ||
+                             std::is_same_v<T, symbolic::Min>) {
+          for (const symbolic::RelExpr& child : node.children) CollectLeaves(child, keep);
+        } else {
+          CollectLeaves(node.child, keep);
+        }
+      },
+      expr.node().kind);
+}
+
+// The flat indices at which the perturbed reference run is sampled (all elements of a small
+// tensor; a fixed random subset of a large one).
+at::Tensor SampleIndices(int64_t numel, uint64_t seed) {
+  if (numel <= kNoiseSamples) return at::arange(numel, at::kLong);
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  return at::randint(numel, {kNoiseSamples}, generator, at::TensorOptions().dtype(at::kLong));
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+std::vector<ir::TensorRef> TensorOutputs(const ir::Graph& graph, ir::NodeId node) {
+  std::vector<ir::TensorRef> refs;
+  const ir::Node& n = graph.node(node);
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    if (n.outputs[o].type) refs.push_back(ir::TensorRef{node, static_cast<int32_t>(o)});
+  }
+  return refs;
+}
+
+std::string_view RelationKindName(RelationKind kind) {
+  switch (kind) {
+    case RelationKind::kExpectedOutput:
+      return "expected";
+    case RelationKind::kAssumed:
+      return "assumed";
+    case RelationKind::kInferred:
+      return "inferred";
+  }
+  return "?";
+}
+
+CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
+                     const symbolic::SpecResult& spec,
+                     const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
+  CheckResult result;
+  result.seed = options.seed;
+  ProgramInputs inputs = SynthesizeInputs(s_graph, d_program, spec, options.seed);
+  result.input_notes = inputs.notes;
+
+  // The relations to evaluate, grouped by S tensor.
+  std::map<ir::TensorRef, std::vector<RelationCheck>> pending;
+  auto add = [&](const symbolic::Relation& relation, RelationKind kind) {
+    RelationCheck check;
+    check.relation = relation;
+    check.kind = kind;
+    check.s_order = static_cast<size_t>(relation.s_tensor.node);
+    pending[relation.s_tensor].push_back(std::move(check));
+  };
+  for (const symbolic::Relation& r : spec.expected_outputs) add(r, RelationKind::kExpectedOutput);
+  for (const symbolic::Relation& r : spec.assumed) add(r, RelationKind::kAssumed);
+  for (const symbolic::Relation& r : inferred) {
+    // Relations of S inputs hold by construction (SynthesizeInputs checks them forwards); the
+    // inputs include the largest tensors (embedding tables), so they are not compared again.
+    if (s_graph.node(r.s_tensor.node).kind == ir::NodeKind::kInput) continue;
+    add(r, RelationKind::kInferred);
+  }
+
+  // D first, keeping exactly the tensors the relations name.
+  std::vector<std::set<ir::TensorRef>> keep(static_cast<size_t>(d_program.world_size()));
+  for (const auto& [tensor, checks] : pending) {
+    for (const RelationCheck& c : checks) CollectLeaves(c.relation.expr, &keep);
+  }
+  ExecutionOptions exec;
+  exec.dropout_off = options.dropout_off;
+  exec.seed = options.seed;
+  FingerprintTable d_prints, s_prints;
+  const bool classify = !options.classify.empty();
+  ExecutionOptions d_exec = exec;
+  if (classify) {
+    std::vector<const ir::Graph*> graphs;
+    for (const ir::Graph& g : d_program.ranks) graphs.push_back(&g);
+    // Only D tensors that could take part in a candidate for a classified S tensor: as many
+    // dimensions, or as many elements, and no more than world-size times its elements.
+    auto fingerprint = FingerprintObserver(&d_prints, graphs);
+    std::vector<std::pair<int64_t, int64_t>> wanted;  // (dims, elements) of the S tensors
+    for (const ir::TensorRef& ref : options.classify) {
+      const ir::TensorType& type = s_graph.type(ref);
+      int64_t elements = 1;
+      for (const ir::Dim& d : type.shape) elements *= d.is_static() ? d.value() : 1;
+      wanted.emplace_back(static_cast<int64_t>(type.shape.size()), elements);
+    }
+    const int64_t world = d_program.world_size();
+    d_exec.observe = [fingerprint, wanted, world](int32_t rank, ir::TensorRef ref,
+                                                   const at::Tensor& value) {
+      for (const auto& [dims, elements] : wanted) {
+        if ((value.dim() == dims || value.numel() == elements) &&
+            value.numel() <= elements * world) {
+          fingerprint(rank, ref, value);
+          return;
+        }
+      }
+    };
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<ExecutionResult> d_results;
+  try {
+    d_results = ExecuteProgram(d_program, inputs.d, d_exec, keep);
+  } catch (const InputError& e) {
+    // S must run on the same inputs (else the inputs, not D, are at fault: rethrown).
+    result.seconds_d = Seconds(start);
+    ExecutionOptions s_only = exec;
+    start = std::chrono::steady_clock::now();
+    Execute(s_graph, inputs.s, s_only);
+    result.seconds_s = Seconds(start);
+    result.d_failure = e.what();
+    result.random_mode = options.dropout_off ? "dropout off" : "dropout seeded";
+    result.all_hold = false;
+    return result;
+  }
+  result.seconds_d = Seconds(start);
+  result.random_mode = d_results.empty() ? "dropout off" : d_results[0].random_mode;
+  DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
+    if (rank < 0 || rank >= d_program.world_size()) return at::Tensor();
+    const ExecutionResult& r = d_results[static_cast<size_t>(rank)];
+    if (auto it = r.kept.find(ref); it != r.kept.end()) return it->second;
+    const ir::Graph& g = d_program.rank(rank);
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (g.inputs[i] == ref.node && ref.output == 0) return inputs.d[rank].inputs[i];
+    }
+    const ir::Node& node = g.node(ref.node);
+    if (node.kind == ir::NodeKind::kConstant) {
+      auto c = inputs.d[rank].constants.find(node.name);
+      return c != inputs.d[rank].constants.end() ? c->second : ZerosOf(node.type());
+    }
+    return at::Tensor();
+  };
+
+  // The perturbed reference run of S: samples of every checked tensor (tolerance.h).
+  std::map<ir::TensorRef, std::pair<at::Tensor, at::Tensor>> samples;  // indices, values
+  ExecutionOptions reference = exec;
+  at::Generator noise = at::detail::createCPUGenerator(options.seed ^ 0x9e3779b97f4a7c15ULL);
+  reference.transform_outputs = [&](int32_t, const ir::Node& node,
+                                    std::vector<at::Tensor>& outputs) {
+    for (at::Tensor& t : outputs) {
+      if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
+      t = Perturb(t, PerturbationAmplitude(s_graph, node, FromAten(t.scalar_type())), noise);
+    }
+  };
+  reference.observe = [&](int32_t, ir::TensorRef ref, const at::Tensor& value) {
+    if (!pending.count(ref) || !at::isFloatingType(value.scalar_type())) return;
+    at::Tensor index = SampleIndices(
+        value.numel(), static_cast<uint64_t>(ref.node) * 131 + static_cast<uint64_t>(ref.output));
+    samples[ref] = {index, value.reshape({-1}).index_select(0, index).to(at::kDouble)};
+  };
+  start = std::chrono::steady_clock::now();
+  Execute(s_graph, inputs.s, reference);
+  result.seconds_reference = Seconds(start);
+
+  // The plain S run: every checked tensor is compared the moment it exists.
+  ExecutionOptions plain = exec;
+  std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> s_fingerprint;
+  if (classify) {
+    auto fingerprint = FingerprintObserver(&s_prints, {&s_graph});
+    std::set<ir::TensorRef> classified(options.classify.begin(), options.classify.end());
+    s_fingerprint = [fingerprint, classified](int32_t rank, ir::TensorRef ref,
+                                              const at::Tensor& value) {
+      if (classified.count(ref)) fingerprint(rank, ref, value);
+    };
+  }
+  plain.observe = [&](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+    if (s_fingerprint) s_fingerprint(rank, ref, value);
+    auto it = pending.find(ref);
+    if (it == pending.end()) return;
+    double tolerance = 0;
+    double sigma = 0;
+    if (at::isFloatingType(value.scalar_type())) {
+      at::Tensor flat = value.reshape({-1}).to(CompareType(value.scalar_type()));
+      double u = UnitRoundoff(FromAten(value.scalar_type()));
+      double rms = flat.numel()
+                       ? flat.masked_fill(flat.isnan(), 0).square().mean().sqrt().item<double>()
+                       : 0.0;
+      if (auto s = samples.find(ref); s != samples.end() && flat.numel() > 0) {
+        at::Tensor d = flat.index_select(0, s->second.first).to(at::kDouble) - s->second.second;
+        d = d.masked_fill(d.isnan(), 0);
+        sigma = d.square().mean().sqrt().item<double>();
+      }
+      sigma = std::max(sigma, u * rms);
+      tolerance = TailFactor(value.numel()) * sigma;
+    }
+    for (RelationCheck& check : it->second) {
+      check.noise = sigma;
+      try {
+        at::Tensor rebuilt = EvalRelExpr(check.relation.expr, d_value);
+        check.comparison = CompareTensors(value, rebuilt, tolerance);
+        if (!check.comparison.problem.empty()) check.error = check.comparison.problem;
+      } catch (const std::exception& e) {
+        check.error = e.what();
+      }
+      result.checks.push_back(check);
+    }
+  };
+  start = std::chrono::steady_clock::now();
+  Execute(s_graph, inputs.s, plain);
+  result.seconds_s = Seconds(start);
+  for (const auto& [ref, checks] : pending) {  // tensors the run never produced (None outputs)
+    bool seen = false;
+    for (const RelationCheck& c : result.checks) seen |= c.relation.s_tensor == ref;
+    if (seen) continue;
+    for (RelationCheck c : checks) {
+      c.error = "S never produced this tensor";
+      result.checks.push_back(c);
+    }
+  }
+  for (const ir::TensorRef& ref : options.classify) {
+    result.classifications.emplace_back(ref, ClassifyNumerically(s_prints, d_prints, ref));
+  }
+  std::stable_sort(result.checks.begin(), result.checks.end(),
+                   [](const RelationCheck& a, const RelationCheck& b) {
+                     if (a.s_order != b.s_order) return a.s_order < b.s_order;
+                     return a.kind < b.kind;
+                   });
+  result.all_hold = true;
+  for (size_t i = 0; i < result.checks.size(); ++i) {
+    if (result.checks[i].holds()) continue;
+    result.all_hold = false;
+    if (!result.first_failure) result.first_failure = i;
+  }
+  return result;
+}
+
+}  // namespace gg::runtime

@@ -1,0 +1,249 @@
+#include "runtime/check.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "frontend/loader.h"
+#include "frontend/resize.h"
+#include "runtime/compare.h"
+#include "runtime/input_synthesis.h"
+#include "runtime/tolerance.h"
+#include "symbolic/inference.h"
+#include "symbolic/lemma_catalogue.h"
+#include "symbolic/seeded_bugs_testutil.h"
+#include "util/diagnostic.h"
+
+namespace gg::runtime {
+namespace {
+
+using symbolic::seeded::Pair;
+
+std::string Goal(const std::string& name) {
+  return std::string(GG_SOURCE_DIR) + "/tests/data/goals/" + name;
+}
+
+Pair LoadGoal(const std::string& name) {
+  return Pair{frontend::LoadGraph(Goal(name) + "/seq.py"),
+              frontend::LoadProgram({Goal(name) + "/dist"}),
+              symbolic::RelationSpec::Load(Goal(name) + "/spec.rel")};
+}
+
+// The corpus pairs at reduced sizes: S and D have their own maps (D's sequence-parallel shards
+// make extents such as 6144 = 8 * 768 that S does not have).
+void Shrink(Pair* p, const std::string& s_map, const std::string& d_map) {
+  p->s = frontend::ResizeGraph(p->s, frontend::ParseResizeMap(s_map));
+  p->d = frontend::ResizeProgram(p->d, frontend::ParseResizeMap(d_map));
+}
+const char kQwenMap[] = "32768=256,151936=1024,75968=512";
+const char kGptSeqMap[] = "8=1,12288=1536,192=24,98304=1024";
+const char kGptDistMap[] = "8=1,12288=1536,96=12,6144=768,98304=1024,49152=512";
+
+bool HaveCorpus() {
+  return std::filesystem::exists(symbolic::seeded::CorpusPath("qwen2/paral2_layer1"));
+}
+
+symbolic::VerifyResult VerifyPair(const Pair& p, const symbolic::SpecResult& spec) {
+  return symbolic::Verify(p.s, p.d, spec, symbolic::LemmaCatalogue::Default().Rules(), {});
+}
+
+std::vector<symbolic::Relation> InferredRelations(const symbolic::VerifyResult& result) {
+  std::vector<symbolic::Relation> relations;
+  for (const symbolic::NodeOutcome& n : result.nodes) {
+    for (const symbolic::InferredRelation& r : n.relations) relations.push_back(r.relation);
+  }
+  return relations;
+}
+
+std::string Describe(const CheckResult& result, const ir::Graph& s) {
+  std::string text;
+  for (const RelationCheck& c : result.checks) {
+    if (c.holds()) continue;
+    text += symbolic::RelationToString(c.relation, s) + ": " + c.error + " max abs " +
+            std::to_string(c.comparison.max_abs_error) + " tol " +
+            std::to_string(c.comparison.tolerance) + "\n";
+  }
+  return text;
+}
+
+TEST(Compare, ReportsTheWorstElementAndNaNs) {
+  at::Tensor s = at::tensor({1.0, 2.0, NAN, 4.0}).reshape({2, 2});
+  at::Tensor d = at::tensor({1.0, 2.5, NAN, 4.0}).reshape({2, 2});
+  Comparison c = CompareTensors(s, d, 0.1);
+  EXPECT_FALSE(c.holds);
+  EXPECT_EQ(c.out_of_tolerance, 1);
+  EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
+  EXPECT_EQ(c.worst_index, (std::vector<int64_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(c.max_rel_error, 0.5 / 4.0);
+  EXPECT_TRUE(CompareTensors(s, s, 0).holds);
+  Comparison nan = CompareTensors(s, at::zeros({2, 2}, at::kDouble), 10);
+  EXPECT_EQ(nan.nan_mismatches, 1);
+  EXPECT_FALSE(nan.holds);
+  EXPECT_FALSE(CompareTensors(s, at::zeros({4}), 1).problem.empty());
+}
+
+TEST(Tolerance, RoundsOnlyWhereOperatorsCompute) {
+  EXPECT_DOUBLE_EQ(UnitRoundoff(ir::DType::kBFloat16), 1.0 / 256);
+  EXPECT_DOUBLE_EQ(UnitRoundoff(ir::DType::kInt64), 0.0);
+  Pair p = LoadGoal("matmul_rowpar");
+  for (const ir::Node& node : p.s.nodes) {
+    if (node.kind != ir::NodeKind::kOperator) continue;
+    double a = PerturbationAmplitude(p.s, node, ir::DType::kFloat32);
+    if (node.op.name == "mm") {
+      int64_t k = ReductionLength(p.s, node);
+      EXPECT_GT(k, 1);
+      EXPECT_DOUBLE_EQ(a, UnitRoundoff(ir::DType::kFloat32) * std::sqrt(1 + std::log2(k)));
+    }
+  }
+  EXPECT_GT(TailFactor(1000000), TailFactor(10));
+}
+
+TEST(InputSynthesis, DerivesEveryRankThroughTheSpec) {
+  Pair p = LoadGoal("matmul_rowpar");
+  symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
+  ProgramInputs in = SynthesizeInputs(p.s, p.d, spec, 7);
+  ASSERT_EQ(in.d.size(), 2u);
+  // Row-parallel: x is sharded along dim 1, w along dim 0; the ranks' pieces rebuild S's inputs.
+  for (size_t i = 0; i < in.s.inputs.size(); ++i) {
+    int64_t dim = in.s.inputs[i].size(1) == in.d[0].inputs[i].size(1) ? 0 : 1;
+    EXPECT_TRUE(at::equal(at::cat({in.d[0].inputs[i], in.d[1].inputs[i]}, dim), in.s.inputs[i]));
+  }
+  // The same seed draws the same values.
+  EXPECT_TRUE(at::equal(SynthesizeInputs(p.s, p.d, spec, 7).s.inputs[0], in.s.inputs[0]));
+}
+
+TEST(InputSynthesis, IntegersStayInsideWhatTheyIndex) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadGptTp2();
+  for (ir::NodeId id : p.s.inputs) {
+    std::string why;
+    std::optional<int64_t> bound = IndexBound(p.s, id, &why);
+    if (p.s.node(id).name == "primals_18") {  // token ids: rows of the word embedding
+      ASSERT_TRUE(bound.has_value());
+      EXPECT_EQ(*bound, 98304) << why;
+    }
+  }
+}
+
+TEST(Check, RowParallelMatmulHoldsAndMissingAllReduceFails) {
+  Pair good = LoadGoal("matmul_rowpar");
+  CheckResult ok = RunCheck(good.s, good.d, symbolic::EvaluateSpec(good.spec, good.s, good.d), {});
+  EXPECT_TRUE(ok.all_hold) << Describe(ok, good.s);
+  EXPECT_FALSE(ok.first_failure.has_value());
+
+  Pair bad = LoadGoal("matmul_rowpar_missing_allreduce");
+  CheckResult fails = RunCheck(bad.s, bad.d, symbolic::EvaluateSpec(bad.spec, bad.s, bad.d), {});
+  EXPECT_FALSE(fails.all_hold);
+  ASSERT_TRUE(fails.first_failure.has_value());
+  const RelationCheck& first = fails.checks[*fails.first_failure];
+  EXPECT_EQ(bad.s.ValueName(first.relation.s_tensor), "y");
+  EXPECT_GT(first.comparison.max_abs_error, 100 * first.comparison.tolerance);
+  EXPECT_EQ(first.comparison.worst_index.size(), 2u);
+}
+
+// The shared corpus at reduced sizes (bugs are planted at the captured sizes their assertions
+// expect, except the gather along the batch, whose new extents follow from the resized types): every relation verify infers, and the expected outputs,
+// hold numerically.
+void ExpectCorpusHolds(Pair p) {
+  symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
+  symbolic::VerifyResult verified = VerifyPair(p, spec);
+  ASSERT_EQ(verified.verdict, symbolic::Verdict::kRefines) << verified.summary;
+  std::vector<symbolic::Relation> inferred = InferredRelations(verified);
+  CheckResult result = RunCheck(p.s, p.d, spec, inferred);
+  EXPECT_TRUE(result.all_hold) << Describe(result, p.s);
+  EXPECT_GE(result.checks.size(), inferred.size());
+}
+
+TEST(Check, Qwen2Tp2AtReducedSizeHolds) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadQwen2Tp2();
+  Shrink(&p, kQwenMap, kQwenMap);
+  ExpectCorpusHolds(std::move(p));
+}
+
+TEST(Check, GptTp2AtReducedSizeHolds) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadGptTp2();
+  Shrink(&p, kGptSeqMap, kGptDistMap);
+  ExpectCorpusHolds(std::move(p));
+}
+
+// ---- the seeded bugs of the symbolic engine's tests, numerically
+// ----------------------------------
+
+// Verify blames S operator `blamed`; the check then shows a numeric counterexample there: every
+// relation verify inferred before it holds, the S tensor it produces matches no D expression
+// (fingerprints), and an expected output fails.
+void ExpectCounterexampleAt(Pair p, const std::string& blamed,
+                            const std::string& d_failing_node = "(none)") {
+  symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
+  symbolic::VerifyResult verified = VerifyPair(p, spec);
+  ASSERT_EQ(verified.verdict, symbolic::Verdict::kViolation) << verified.summary;
+  ASSERT_TRUE(verified.first_failure.has_value());
+  ir::NodeId node = verified.nodes[*verified.first_failure].s_node;
+  ASSERT_EQ(p.s.node(node).name, blamed);
+  CheckOptions options;
+  options.classify = TensorOutputs(p.s, node);
+  CheckResult result = RunCheck(p.s, p.d, spec, InferredRelations(verified), options);
+  EXPECT_FALSE(result.all_hold);
+  if (!result.d_failure.empty()) {
+    // D cannot even run on inputs S accepts (an index out of range): that is the counterexample.
+    EXPECT_NE(result.d_failure.find(d_failing_node), std::string::npos) << result.d_failure;
+    return;
+  }
+  ASSERT_TRUE(result.first_failure.has_value());
+  const RelationCheck& first = result.checks[*result.first_failure];
+  EXPECT_GT(static_cast<size_t>(first.relation.s_tensor.node), static_cast<size_t>(node))
+      << "a relation before the blamed operator fails: " << Describe(result, p.s);
+  ASSERT_FALSE(result.classifications.empty());
+  bool different = false;
+  for (const auto& [ref, classification] : result.classifications) {
+    different |= classification.kind == NumericClassification::Kind::kNumericallyDifferent;
+    EXPECT_NE(classification.kind, NumericClassification::Kind::kMissingLemma)
+        << classification.ToString();
+  }
+  EXPECT_TRUE(different);
+}
+
+TEST(CheckSeededBugs, Qwen2DeletedAllReduce) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadQwen2Tp2();
+  symbolic::seeded::DeleteAllReduce(&p, "all_reduce_1");
+  Shrink(&p, kQwenMap, kQwenMap);
+  ExpectCounterexampleAt(std::move(p), "auto_functionalized_3");
+}
+
+TEST(CheckSeededBugs, Qwen2ShiftedRotaryScatter) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadQwen2Tp2();
+  symbolic::seeded::ShiftRotaryScatter(&p);
+  Shrink(&p, kQwenMap, kQwenMap);
+  ExpectCounterexampleAt(std::move(p), "auto_functionalized_2");
+}
+
+TEST(CheckSeededBugs, GptEmbeddingAllReduceWithMax) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadGptTp2();
+  symbolic::seeded::EmbeddingAllReduceWithMax(&p);
+  Shrink(&p, kGptSeqMap, kGptDistMap);
+  ExpectCounterexampleAt(std::move(p), "add");
+}
+
+TEST(CheckSeededBugs, Qwen2DroppedVocabOffsetScale) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadQwen2Tp2();
+  symbolic::seeded::DropVocabOffsetScale(&p);
+  Shrink(&p, kQwenMap, kQwenMap);
+  ExpectCounterexampleAt(std::move(p), "embedding", "node 'embedding'");
+}
+
+TEST(CheckSeededBugs, GptGatherAlongTheBatch) {
+  if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
+  Pair p = symbolic::seeded::LoadGptTp2();
+  Shrink(&p, kGptSeqMap, kGptDistMap);
+  symbolic::seeded::GatherAlongBatch(&p);
+  ExpectCounterexampleAt(std::move(p), "mm");
+}
+
+}  // namespace
+}  // namespace gg::runtime

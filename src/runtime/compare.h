@@ -1,0 +1,38 @@
+// Compare: elementwise comparison of S's value of a tensor with the value rebuilt from D, against
+// an absolute tolerance from the tolerance model (tolerance.h): the figures a check reports.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gg::runtime {
+
+struct Comparison {
+  bool holds = false;
+  std::string problem;  // shapes differ, ... (empty when the values were compared)
+  int64_t elements = 0;
+  int64_t out_of_tolerance = 0;  // elements with |actual - expected| > tolerance
+  int64_t nan_mismatches = 0;    // NaN on one side only (counted as out of tolerance too)
+  double max_abs_error = 0;
+  double max_rel_error = 0;          // max_abs_error / max |expected| (normwise)
+  double expected_scale = 0;         // max |expected|
+  std::vector<int64_t> worst_index;  // multi-index of the largest error
+  double expected_at_worst = 0;
+  double actual_at_worst = 0;
+  double tolerance = 0;  // the absolute tolerance applied
+};
+
+// The dtype differences are computed in: float32 for 16-bit floats (exact for their values,
+// half the memory traffic), float64 otherwise.
+at::ScalarType CompareType(at::ScalarType type);
+
+// Compares in CompareType. Both NaN (or equal infinities) at an index count as equal.
+Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance);
+
+// "[3, 0, 17]"
+std::string IndexText(const std::vector<int64_t>& index);
+
+}  // namespace gg::runtime
