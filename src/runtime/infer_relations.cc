@@ -1,17 +1,32 @@
 #include "runtime/infer_relations.h"
 
 #include <algorithm>
+#include <cmath>
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "runtime/executor.h"
+#include "runtime/op_kernels.h"
 #include "runtime/input_synthesis.h"
+#include "runtime/tolerance.h"
 #include "symbolic/relation_spec.h"
 #include "util/diagnostic.h"
 
 namespace gg::runtime {
 namespace {
+
+constexpr double kNotComparable = 1e300;
+// A candidate matches an S tensor when its error is within kNoiseFactor times the tensor's
+// rounding noise (the distance between S and a perturbed run of S, tolerance.h's model), and
+// never beyond kLooseTolerance: bf16 values a dozen operators deep differ by 5-10 % per slice
+// between S and a correct D, more than fingerprint_match.h's fixed 0.05, while a wrong layout is
+// off by 0.5 or more.
+constexpr double kNoiseFactor = 3.0;
+constexpr double kLooseTolerance = 0.25;
 
 using symbolic::RelExpr;
 
@@ -165,18 +180,18 @@ Instance Instantiate(const InputPattern& pattern, const ir::Graph& s_graph, cons
   return out;
 }
 
-// Candidate patterns of S input `index`, most likely first.
+// Candidate patterns of S input `index`, most likely first; none (and *why says why) when it has
+// no D input of the same name or its D inputs are no split of it.
 std::vector<InputPattern> CandidatePatterns(const ir::Graph& s_graph, const ir::Program& d,
-                                            size_t index) {
+                                            size_t index, std::string* why) {
   const ir::Node& input = s_graph.node(s_graph.inputs[index]);
   std::vector<int64_t> s_shape = StaticShape(input.type());
   std::vector<std::vector<int64_t>> d_shapes;
   for (int32_t r = 0; r < d.world_size(); ++r) {
     std::optional<ir::TensorRef> ref = d.rank(r).Find(input.name);
     if (!ref || d.rank(r).node(ref->node).kind != ir::NodeKind::kInput) {
-      throw InputError(s_graph.file, input.def_line,
-                       "S input '" + input.name + "' has no D input of the same name on rank " +
-                           std::to_string(r) + "; write its relation by hand");
+      *why = "no D input of the same name on rank " + std::to_string(r);
+      return {};
     }
     d_shapes.push_back(StaticShape(d.rank(r).type(*ref)));
   }
@@ -224,11 +239,8 @@ std::vector<InputPattern> CandidatePatterns(const ir::Graph& s_graph, const ir::
     }
   }
   if (out.empty()) {
-    throw InputError(s_graph.file, input.def_line,
-                     "no candidate relation for S input '" + input.name + "' " +
-                         input.type().ToString() +
-                         ": its D inputs are neither equal to it nor a split of one dimension; "
-                         "write its relation by hand");
+    *why = "its D inputs are neither equal to it (" + input.type().ToString() +
+           ") nor a split of one of its dimensions";
   }
   return out;
 }
@@ -260,82 +272,179 @@ ir::NodeId ComputingConsumer(const ir::Graph& graph, ir::TensorRef value) {
   return -1;
 }
 
-// Executions of S (once) and D (per trial), scored by fingerprint matches.
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// An observer that fingerprints the values the graphs compute, not their inputs or constants:
+// S tensors are matched against computed D values, and an input's fingerprint (the vocabulary
+// embedding's: 151936 x 1536 at full size) would cost a pass per dimension on every trial for
+// nothing.
+std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> ComputedValueObserver(
+    FingerprintTable* table, const std::vector<const ir::Graph*>& graphs,
+    const FingerprintOptions& options) {
+  auto observe = FingerprintObserver(table, graphs, options);
+  return [observe, graphs](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+    if (rank < 0 || static_cast<size_t>(rank) >= graphs.size()) return;
+    ir::NodeKind kind = graphs[static_cast<size_t>(rank)]->node(ref.node).kind;
+    if (kind == ir::NodeKind::kInput || kind == ir::NodeKind::kConstant) return;
+    observe(rank, ref, value);
+  };
+}
+
+// The normwise relative distance of two fingerprints of the same tensor (fingerprint_match.h's
+// error of an identical candidate): the largest projection difference over the whole tensor and
+// every slice, each divided by the slice's norm (floored at 1e-4 of the mean slice's).
+double FingerprintDistance(const TensorFingerprint& a, const TensorFingerprint& b) {
+  if (a.shape != b.shape || a.projections != b.projections) return kNotComparable;
+  auto distance = [&](const SliceProjections& x, const SliceProjections& y) {
+    if (x.count != y.count || x.count == 0) return 0.0;
+    double mean = 0.0;
+    for (double v : x.sum_squares) mean += v;
+    double floor = 1e-4 * mean / static_cast<double>(x.count);
+    double worst = 0.0;
+    for (int64_t j = 0; j < x.count; ++j) {
+      double diff = 0.0;
+      for (int k = 0; k < a.projections; ++k) {
+        diff = std::max(diff, std::fabs(x.projection(j, k, a.projections) -
+                                        y.projection(j, k, a.projections)));
+      }
+      double scale = std::max({x.sum_squares[static_cast<size_t>(j)],
+                               y.sum_squares[static_cast<size_t>(j)], floor});
+      if (diff > 0.0) worst = std::max(worst, scale > 0.0 ? diff / std::sqrt(scale) : kNotComparable);
+    }
+    return worst;
+  };
+  double worst = distance(a.whole, b.whole);
+  for (size_t d = 0; d < a.dims.size() && d < b.dims.size(); ++d) {
+    worst = std::max(worst, distance(a.dims[d], b.dims[d]));
+  }
+  return worst;
+}
+
+// S runs once on inputs drawn once; each trial derives only D's inputs from those values through
+// the trial's relations, runs D and counts the S tensors some D expression matches.
 class Trials {
  public:
-  Trials(const ir::Graph& s, const ir::Program& d, const InferOptions& options)
-      : s_(s), d_(d), options_(options) {}
-
-  // Runs D (and S the first time) with the given input relations; returns the number of S
-  // tensors (not inputs) matched. Keeps the last run's tables.
-  int Run(const symbolic::SpecResult& relations) {
-    ProgramInputs inputs = SynthesizeInputs(s_, d_, relations, options_.seed);
-    ExecutionOptions exec;
-    exec.dropout_off = true;
-    exec.seed = options_.seed;
-    if (s_table_.ranks.empty()) {
-      exec.observe = FingerprintObserver(&s_table_, {&s_}, options_.fingerprint);
-      Execute(s_, inputs.s, exec);
+  Trials(const ir::Graph& s, const ir::Program& d, const InferOptions& options,
+         const symbolic::SpecResult& first_relations, InferResult* result)
+      : s_(s), d_(d), options_(options), result_(result) {
+    auto start = std::chrono::steady_clock::now();
+    ProgramInputs inputs = SynthesizeInputs(s_, d_, first_relations, options_.seed);
+    s_inputs_ = inputs.s.inputs;
+    s_constants_ = inputs.s.constants;
+    first_d_ = std::move(inputs.d);
+    result_->seconds_inputs += SecondsSince(start);
+    start = std::chrono::steady_clock::now();
+    ExecutionOptions exec = Exec();
+    exec.observe = ComputedValueObserver(&s_table_, {&s_}, options_.fingerprint);
+    GraphInputs s_values{s_inputs_, s_constants_};
+    Execute(s_, s_values, exec);
+    // S once more with every computing operator's outputs perturbed by one rounding: how far a
+    // correct D may be from S at each tensor.
+    FingerprintTable perturbed;
+    at::Generator noise = at::detail::createCPUGenerator(options_.seed + 0x9e37);
+    exec.observe = ComputedValueObserver(&perturbed, {&s_}, options_.fingerprint);
+    exec.transform_outputs = [&](int32_t, const ir::Node& node, std::vector<at::Tensor>& outputs) {
+      for (at::Tensor& t : outputs) {
+        if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
+        t = Perturb(t, PerturbationAmplitude(s_, node, FromAten(t.scalar_type())), noise);
+      }
+    };
+    Execute(s_, s_values, exec);
+    result_->seconds_s = SecondsSince(start);
+    for (const auto& [ref, fp] : s_table_.ranks[0]) {
+      observed_.push_back(ref);
+      double u = UnitRoundoff(fp.dtype);
+      double threshold = u == 0.0 ? options_.match.exact_tolerance
+                                  : std::clamp(options_.match.tolerance_factor * u,
+                                               options_.match.exact_tolerance,
+                                               options_.match.max_tolerance);
+      if (const TensorFingerprint* p = perturbed.Find(0, ref)) {
+        threshold = std::max(threshold, kNoiseFactor * FingerprintDistance(fp, *p));
+      }
+      thresholds_[ref] = std::min(threshold, kLooseTolerance);
     }
+  }
+
+  // The candidates for S tensor `ref` among `matcher`'s D values, judged against the tensor's own
+  // threshold: holding ones first (by kind, then error), then the others by error.
+  std::vector<Candidate> Judge(const FingerprintMatcher& matcher, ir::TensorRef ref) const {
+    std::vector<Candidate> found = matcher.CandidatesFor(*s_table_.Find(0, ref));
+    double threshold = thresholds_.at(ref);
+    for (Candidate& c : found) c.tolerance = threshold;
+    std::stable_sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.holds() != b.holds()) return a.holds();
+      if (a.holds() && a.kind != b.kind) return a.kind < b.kind;
+      return a.error < b.error;
+    });
+    return found;
+  }
+
+  // Matching options for the matcher: loose enough that runs of slices are found at bf16 depth;
+  // Judge then applies each tensor's threshold.
+  MatchOptions LooseMatch() const {
+    MatchOptions loose = options_.match;
+    loose.max_tolerance = std::max(loose.max_tolerance, kLooseTolerance);
+    return loose;
+  }
+
+  // Runs D with the given input relations; returns the S tensors matched.
+  std::set<ir::TensorRef> Run(const symbolic::SpecResult& relations) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<GraphInputs> d_inputs;
+    if (!first_d_.empty()) {
+      d_inputs = std::move(first_d_);  // the first trial's D inputs came with S's
+      first_d_.clear();
+    } else {
+      d_inputs = SynthesizeInputs(s_, d_, relations, options_.seed, &s_inputs_).d;
+    }
+    result_->seconds_inputs += SecondsSince(start);
+    start = std::chrono::steady_clock::now();
     d_table_ = FingerprintTable{};
     std::vector<const ir::Graph*> graphs;
     for (const ir::Graph& g : d_.ranks) graphs.push_back(&g);
-    exec.observe = FingerprintObserver(&d_table_, graphs, options_.fingerprint);
-    ExecuteProgram(d_, inputs.d, exec);
-    ++executions_;
-    FingerprintMatcher matcher(d_table_, options_.match);
-    std::set<ir::NodeId> inputs_of_s(s_.inputs.begin(), s_.inputs.end());
-    int matched = 0;
-    observed_ = 0;
-    matched_nodes_.clear();
-    for (const auto& [ref, fp] : s_table_.ranks[0]) {
-      if (inputs_of_s.count(ref.node)) continue;
-      ++observed_;
-      std::vector<Candidate> c = matcher.CandidatesFor(fp);
-      if (!c.empty() && c.front().holds()) {
-        ++matched;
-        matched_nodes_.insert(ref);
-      }
+    ExecutionOptions exec = Exec();
+    exec.observe = ComputedValueObserver(&d_table_, graphs, options_.fingerprint);
+    ExecuteProgram(d_, d_inputs, exec);
+    ++result_->executions;
+    result_->seconds_d += SecondsSince(start);
+    start = std::chrono::steady_clock::now();
+    FingerprintMatcher matcher(d_table_, LooseMatch());
+    std::set<ir::TensorRef> matched;
+    for (ir::TensorRef ref : observed_) {
+      std::vector<Candidate> c = Judge(matcher, ref);
+      if (!c.empty() && c.front().holds()) matched.insert(ref);
     }
+    result_->seconds_match += SecondsSince(start);
     return matched;
   }
 
-  // S tensors the last run matched.
-  const std::set<ir::TensorRef>& matched_nodes() const { return matched_nodes_; }
-
   const FingerprintTable& s_table() const { return s_table_; }
-  const FingerprintTable& d_table() const { return d_table_; }
-  int executions() const { return executions_; }
-  int observed() const { return observed_; }
+  // The last run's D fingerprints; TakeDTable moves them out (to keep the best trial's).
+  FingerprintTable TakeDTable() { return std::move(d_table_); }
+  int observed() const { return static_cast<int>(observed_.size()); }
+  const std::vector<ir::TensorRef>& observed_refs() const { return observed_; }
 
  private:
+  ExecutionOptions Exec() const {
+    ExecutionOptions exec;
+    exec.dropout_off = true;
+    exec.seed = options_.seed;
+    return exec;
+  }
+
   const ir::Graph& s_;
   const ir::Program& d_;
   const InferOptions& options_;
+  InferResult* result_;
+  std::vector<at::Tensor> s_inputs_;
+  std::map<std::string, at::Tensor> s_constants_;
+  std::vector<GraphInputs> first_d_;
   FingerprintTable s_table_, d_table_;
-  int executions_ = 0;
-  int observed_ = 0;
-  std::set<ir::TensorRef> matched_nodes_;
+  std::vector<ir::TensorRef> observed_;  // S tensors with a fingerprint (computed values)
+  std::map<ir::TensorRef, double> thresholds_;  // each one's matching threshold
 };
-
-// Operator nodes within `depth` uses of `start`'s outputs (start included).
-std::set<ir::NodeId> Downstream(const ir::Graph& graph, ir::NodeId start, int depth) {
-  std::set<ir::NodeId> reached = {start};
-  std::set<ir::NodeId> frontier = {start};
-  for (int step = 0; step < depth && !frontier.empty(); ++step) {
-    std::set<ir::NodeId> next;
-    for (size_t id = static_cast<size_t>(start) + 1; id < graph.nodes.size(); ++id) {
-      for (ir::TensorRef in : graph.nodes[id].TensorInputs()) {
-        if (frontier.count(in.node) && !reached.count(static_cast<ir::NodeId>(id))) {
-          next.insert(static_cast<ir::NodeId>(id));
-        }
-      }
-    }
-    reached.insert(next.begin(), next.end());
-    frontier = std::move(next);
-  }
-  return reached;
-}
 
 bool IsLeafOf(const RelExpr& e, int32_t rank, ir::TensorRef ref) {
   const auto* leaf = std::get_if<symbolic::DTensor>(&e.node().kind);
@@ -412,8 +521,17 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
   InferResult result;
   const size_t n_inputs = s_graph.inputs.size();
   std::vector<std::vector<InputPattern>> candidates(n_inputs);
-  for (size_t i = 0; i < n_inputs; ++i) candidates[i] = CandidatePatterns(s_graph, d_program, i);
+  std::vector<std::string> unresolved_why(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) {
+    candidates[i] = CandidatePatterns(s_graph, d_program, i, &unresolved_why[i]);
+    if (candidates[i].empty()) result.unresolved.push_back(s_graph.node(s_graph.inputs[i]).name);
+  }
   std::vector<size_t> choice(n_inputs, 0);
+  auto names_of = [&](const std::vector<size_t>& members) {
+    std::string names;
+    for (size_t m : members) names += (names.empty() ? "" : ", ") + s_graph.node(s_graph.inputs[m]).name;
+    return names;
+  };
 
   // Constants the capture omits: 0 (the executor's default), stated in the spec.
   std::set<std::string> constant_names;
@@ -425,9 +543,11 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
   collect_constants(s_graph);
   for (const ir::Graph& g : d_program.ranks) collect_constants(g);
 
+  // Inputs without a candidate get no relation: their D inputs stay random in the runs.
   auto relations_for = [&](const std::vector<size_t>& pick) {
     symbolic::SpecResult spec;
     for (size_t i = 0; i < n_inputs; ++i) {
+      if (candidates[i].empty()) continue;
       Instance inst = Instantiate(candidates[i][pick[i]], run_s, run_d, i);
       for (const RelExpr& e : inst.exprs) {
         spec.inputs.push_back(symbolic::Relation{ir::TensorRef{run_s.inputs[i], 0}, e, "inferred"});
@@ -439,100 +559,180 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
 
   // Ambiguous inputs, grouped by the operator they feed (a weight with its bias), in order of
   // that operator.
-  std::map<ir::NodeId, std::vector<size_t>> groups;
+  std::map<ir::NodeId, std::vector<size_t>> by_consumer;
   for (size_t i = 0; i < n_inputs; ++i) {
     if (candidates[i].size() < 2) continue;
-    groups[ComputingConsumer(s_graph, ir::TensorRef{s_graph.inputs[i], 0})].push_back(i);
+    by_consumer[ComputingConsumer(s_graph, ir::TensorRef{s_graph.inputs[i], 0})].push_back(i);
   }
-  Trials trials(run_s, run_d, options);
-  int best_score = trials.Run(relations_for(choice));
-  std::set<ir::TensorRef> best_matched = trials.matched_nodes();
-  for (const auto& [consumer, members] : groups) {
-    // A choice is only questioned where it leaves S tensors near its consumer unmatched (a wrong
-    // layout shows within a few operators, where the blocks are split apart).
-    if (consumer >= 0) {
-      std::set<ir::NodeId> near = Downstream(run_s, consumer, 4);
-      bool all_matched = true;
-      for (ir::NodeId id : near) {
-        for (size_t o = 0; o < run_s.node(id).outputs.size(); ++o) {
-          ir::TensorRef ref{id, static_cast<int32_t>(o)};
-          bool observed = trials.s_table().Find(0, ref) != nullptr;
-          all_matched &= !observed || best_matched.count(ref) != 0;
-        }
-      }
-      if (all_matched) {
-        std::string names;
-        for (size_t m : members) {
-          names += (names.empty() ? "" : ", ") + s_graph.node(s_graph.inputs[m]).name;
-        }
-        result.notes.push_back(names + ": " + candidates[members[0]][choice[members[0]]].Key() +
-                               " (every S tensor within 4 operators of " +
-                               s_graph.node(consumer).name + " matched)");
-        continue;
-      }
+  std::vector<std::vector<size_t>> groups;
+  for (auto& [consumer, members] : by_consumer) groups.push_back(std::move(members));
+  // Which groups each S node depends on (nodes are in topological order).
+  std::vector<std::set<size_t>> depends(run_s.nodes.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t m : groups[g]) depends[static_cast<size_t>(run_s.inputs[m])].insert(g);
+  }
+  for (size_t id = 0; id < run_s.nodes.size(); ++id) {
+    for (ir::TensorRef in : run_s.nodes[id].TensorInputs()) {
+      const std::set<size_t>& from = depends[static_cast<size_t>(in.node)];
+      depends[id].insert(from.begin(), from.end());
     }
-    // Patterns every member has, by key.
-    std::vector<std::string> keys;
-    for (const InputPattern& p : candidates[members[0]]) keys.push_back(p.Key());
+  }
+  // The patterns every member of a group has, by key (members change together).
+  auto common_keys = [&](const std::vector<size_t>& members) {
     std::vector<std::string> common;
-    for (const std::string& key : keys) {
+    for (const InputPattern& p : candidates[members[0]]) {
       bool everywhere = true;
       for (size_t m : members) {
         everywhere &= std::any_of(candidates[m].begin(), candidates[m].end(),
-                                  [&](const InputPattern& p) { return p.Key() == key; });
+                                  [&](const InputPattern& q) { return q.Key() == p.Key(); });
       }
-      if (everywhere) common.push_back(key);
+      if (everywhere) common.push_back(p.Key());
     }
-    std::vector<size_t> best = choice;
-    std::string best_key = candidates[members[0]][choice[members[0]]].Key();
-    for (const std::string& key : common) {
-      std::vector<size_t> trial = choice;
-      for (size_t m : members) {
-        for (size_t k = 0; k < candidates[m].size(); ++k) {
-          if (candidates[m][k].Key() == key) trial[m] = k;
+    return common;
+  };
+  auto with_key = [&](std::vector<size_t> pick, const std::vector<size_t>& members,
+                      const std::string& key) {
+    for (size_t m : members) {
+      for (size_t k = 0; k < candidates[m].size(); ++k) {
+        if (candidates[m][k].Key() == key) pick[m] = k;
+      }
+    }
+    return pick;
+  };
+
+  Trials trials(run_s, run_d, options, relations_for(choice), &result);
+  std::set<ir::TensorRef> best_matched = trials.Run(relations_for(choice));
+  FingerprintTable best_table = trials.TakeDTable();
+  result.trials.push_back("first candidate of every input: " +
+                          std::to_string(best_matched.size()) + " of " +
+                          std::to_string(trials.observed()) + " S tensors matched");
+
+  // Groups are decided in order. The evidence for group g (with the groups merged into it) is
+  // the S tensors that depend on it and on no later group: a later group's choice is not made
+  // yet, so tensors depending on it say nothing about g. A group without such tensors (its
+  // inputs meet a later group's at once) is decided jointly with the next group it meets. The
+  // first candidates are kept when they match the whole region (no run at all); otherwise every
+  // combination is run, and the one matching most of the region wins (a tie keeps the earlier,
+  // simpler choice: a consistent permutation of hidden units is as good as none).
+  for (size_t g = 0; g < groups.size();) {
+    std::set<size_t> unit = {g};
+    std::vector<ir::TensorRef> region;
+    auto collect_region = [&] {
+      region.clear();
+      size_t last = *unit.rbegin();
+      for (ir::TensorRef ref : trials.observed_refs()) {
+        const std::set<size_t>& deps = depends[static_cast<size_t>(ref.node)];
+        bool touches = std::any_of(unit.begin(), unit.end(),
+                                   [&](size_t u) { return deps.count(u) != 0; });
+        if (touches && *deps.rbegin() <= last) region.push_back(ref);
+      }
+    };
+    collect_region();
+    while (region.empty() && *unit.rbegin() + 1 < groups.size()) {
+      unit.insert(*unit.rbegin() + 1);
+      collect_region();
+    }
+    std::vector<size_t> members;
+    std::string names;
+    for (size_t u : unit) {
+      members.insert(members.end(), groups[u].begin(), groups[u].end());
+      names += (names.empty() ? "" : "; ") + names_of(groups[u]);
+    }
+    auto region_matched = [&](const std::set<ir::TensorRef>& matched) {
+      return static_cast<size_t>(std::count_if(region.begin(), region.end(), [&](ir::TensorRef r) {
+        return matched.count(r) != 0;
+      }));
+    };
+    auto keys_of = [&](const std::vector<size_t>& pick) {
+      std::string keys;
+      for (size_t u : unit) {
+        keys += (keys.empty() ? "" : "; ") + candidates[groups[u][0]][pick[groups[u][0]]].Key();
+      }
+      return keys;
+    };
+    size_t best = region_matched(best_matched);
+    std::string evidence = std::to_string(region.size()) + " S tensors depending on it";
+    if (best == region.size()) {
+      result.notes.push_back(names + ": " + keys_of(choice) + " (every one of the " + evidence +
+                             " matched)");
+      g = *unit.rbegin() + 1;
+      continue;
+    }
+    // Every combination of the unit's groups' patterns, the current one first.
+    std::vector<std::vector<size_t>> picks = {choice};
+    for (size_t u : unit) {
+      std::vector<std::vector<size_t>> next;
+      for (const std::vector<size_t>& pick : picks) {
+        for (const std::string& key : common_keys(groups[u])) {
+          std::vector<size_t> p = with_key(pick, groups[u], key);
+          if (std::find(next.begin(), next.end(), p) == next.end()) next.push_back(p);
         }
       }
-      if (trial == choice) continue;
-      int score = trials.Run(relations_for(trial));
-      if (score > best_score) {
-        best_score = score;
-        best = trial;
-        best_key = key;
-        best_matched = trials.matched_nodes();
+      picks = std::move(next);
+    }
+    std::vector<size_t> best_pick = choice;
+    for (const std::vector<size_t>& pick : picks) {
+      if (pick == choice) continue;
+      std::set<ir::TensorRef> matched = trials.Run(relations_for(pick));
+      size_t score = region_matched(matched);
+      result.trials.push_back(names + " = " + keys_of(pick) + ": " + std::to_string(score) +
+                              " of " + std::to_string(region.size()) + " matched");
+      if (score > best) {
+        best = score;
+        best_matched = std::move(matched);
+        best_table = trials.TakeDTable();
+        best_pick = pick;
       }
+      if (best == region.size()) break;
     }
-    choice = best;
-    std::string names;
-    for (size_t m : members) {
-      names += (names.empty() ? "" : ", ") + s_graph.node(s_graph.inputs[m]).name;
-    }
-    result.notes.push_back(names + ": " + best_key + " (of " + std::to_string(common.size()) +
-                           " candidates)");
+    choice = best_pick;
+    result.notes.push_back(names + ": " + keys_of(choice) + " (" + std::to_string(best) +
+                           " of the " + evidence + " matched; " + std::to_string(picks.size()) +
+                           " combinations)");
+    g = *unit.rbegin() + 1;
   }
-  // The final run under the chosen relations (the last trial may have been another choice).
-  result.matched = trials.Run(relations_for(choice));
-  result.executions = trials.executions();
+  result.matched = static_cast<int>(best_matched.size());
+  {
+    FingerprintMatcher matcher(best_table, trials.LooseMatch());
+    for (ir::TensorRef ref : trials.observed_refs()) {
+      if (best_matched.count(ref)) continue;
+      std::vector<Candidate> found = trials.Judge(matcher, ref);
+      result.unmatched.push_back(run_s.ValueName(ref) +
+                                 (found.empty() ? "" : " (closest: " + found.front().ToString() + ")"));
+    }
+  }
   result.s_tensors = trials.observed();
 
   // The spec text.
   std::ostringstream out;
-  out << "// Relation spec written by graphguard infer-relations";
+  out << "// Relation spec INFERRED by graphguard infer-relations";
   if (!options.s_origin.empty()) out << " for " << options.s_origin;
-  out << " (" << d_program.world_size() << " ranks).\n"
-      << "// Review it before use. Input relations were chosen by executing S and D on random\n"
-      << "// inputs (seed " << options.seed << ", dropout off"
+  out << " (" << d_program.world_size() << " ranks): review it before use.\n"
+      << "// How: every S input is paired with the D input of the same name; its candidates come\n"
+      << "// from the shapes (replicate, shard(d), fused block layouts). Ambiguous inputs were\n"
+      << "// decided by executing S and D on random inputs (seed " << options.seed
       << (options.resize_text.empty() ? "" : ", resized " + options.resize_text)
-      << ") and matching fingerprints:\n"
-      << "// " << result.matched << " of " << result.s_tensors
-      << " S tensors matched an expression over D tensors.\n";
+      << ") and counting\n"
+      << "// the S tensors whose fingerprints some D expression matches; outputs are the matches\n"
+      << "// of the best run. " << result.matched << " of " << result.s_tensors
+      << " S tensors matched in that run.\n"
+      << "// Assumed: dropout is off (masks are not related); graph constants the capture omits\n"
+      << "// are 0 (the `constant` line below); a match on one random draw is evidence, not\n"
+      << "// proof: `graphguard verify` proves the spec, `graphguard check` re-tests it.\n";
   for (const std::string& note : result.notes) out << "// chosen: " << note << "\n";
   out << "\n";
   for (size_t i = 0; i < n_inputs; ++i) {
+    const std::string& name = s_graph.node(s_graph.inputs[i]).name;
+    if (candidates[i].empty()) {
+      out << "// input " << name << ": NO RELATION FOUND (" << unresolved_why[i]
+          << "); write its rule by hand\n";
+      continue;
+    }
     Instance inst = Instantiate(candidates[i][choice[i]], s_graph, d_program, i);
-    out << "input " << s_graph.node(s_graph.inputs[i]).name << " = " << inst.rule << "\n";
+    out << "input " << name << " = " << inst.rule << "\n";
   }
   // Outputs.
-  FingerprintMatcher matcher(trials.d_table(), options.match);
+  FingerprintMatcher matcher(best_table, trials.LooseMatch());
   std::set<ir::NodeId> inputs_of_s(s_graph.inputs.begin(), s_graph.inputs.end());
   std::set<ir::TensorRef> written;
   std::vector<int64_t> positions = options.outputs;
@@ -553,7 +753,7 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
     written.insert(ref);
     const TensorFingerprint* fp = trials.s_table().Find(0, ref);
     std::string name = s_graph.ValueName(ref);
-    std::vector<Candidate> found = fp ? matcher.CandidatesFor(*fp) : std::vector<Candidate>{};
+    std::vector<Candidate> found = fp ? trials.Judge(matcher, ref) : std::vector<Candidate>{};
     std::string comment;
     std::string rule = OutputRule(found, run_d, static_cast<size_t>(position), &comment);
     if (rule.empty()) {

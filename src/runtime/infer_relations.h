@@ -32,7 +32,10 @@ namespace gg::runtime {
 
 struct InferOptions {
   uint64_t seed = 1;
-  FingerprintOptions fingerprint;
+  // 8 projections (the most): candidates are searched slice by slice at bf16 depth, where a
+  // threshold loose enough for rounding noise lets 4 projections of an unrelated slice pass by
+  // chance about once in 2000 slices; with 8, about once in 10^7.
+  FingerprintOptions fingerprint{.projections = 8};
   MatchOptions match;
   // Which S outputs get an `output` line (positions in S's return list); empty: every output that
   // is not an S input and is matched.
@@ -44,15 +47,20 @@ struct InferOptions {
 struct InferResult {
   std::string spec_text;
   int executions = 0;          // D executions (one per trial)
-  int s_tensors = 0;           // S tensors (not inputs) with a fingerprint
-  int matched = 0;             // of those, matched by some D expression in the final run
-  std::vector<std::string> notes;  // choices made, for the command's report
+  int s_tensors = 0;           // S tensors computed (not inputs or constants), fingerprinted
+  int matched = 0;             // of those, matched by some D expression in the best run
+  std::vector<std::string> unresolved;  // S inputs without a relation (a comment in the spec)
+  std::vector<std::string> unmatched;   // S tensors no D expression matched in the best run
+  std::vector<std::string> notes;       // choices made, as written into the spec
+  std::vector<std::string> trials;      // each D run: what was tried and how many matched
+  double seconds_inputs = 0, seconds_s = 0, seconds_d = 0, seconds_match = 0;
 };
 
 // Infers the spec for `s_graph` and `d_program` (whose sizes the spec text uses), executing
 // `run_s` and `run_d`: the same graphs, possibly resized (frontend/resize.h; same nodes, smaller
-// extents). Throws gg::InputError naming S's file when an S input has no D counterpart or no
-// candidate relation.
+// extents). An S input without a D input of the same name, or whose D inputs are no split of it,
+// is listed in `unresolved` and written as a comment. Throws gg::InputError for graphs that
+// cannot be executed.
 InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_program,
                            const ir::Graph& run_s, const ir::Program& run_d,
                            const InferOptions& options = {});
