@@ -279,15 +279,25 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // An observer that fingerprints the values the graphs compute, not their inputs or constants:
 // S tensors are matched against computed D values, and an input's fingerprint (the vocabulary
 // embedding's: 151936 x 1536 at full size) would cost a pass per dimension on every trial for
-// nothing.
+// nothing. Values above `max_elements` (attention scores, [heads, tokens, tokens]) are skipped
+// too unless the graph returns them: the tensors around them decide the same layouts at a
+// fraction of the cost.
 std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> ComputedValueObserver(
     FingerprintTable* table, const std::vector<const ir::Graph*>& graphs,
-    const FingerprintOptions& options) {
+    const FingerprintOptions& options, int64_t max_elements) {
   auto observe = FingerprintObserver(table, graphs, options);
-  return [observe, graphs](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+  std::vector<std::set<ir::TensorRef>> returned(graphs.size());
+  for (size_t r = 0; r < graphs.size(); ++r) {
+    for (const ir::Value& v : graphs[r]->outputs) {
+      if (v.is_tensor()) returned[r].insert(v.as_tensor());
+    }
+  }
+  return [observe, graphs, returned, max_elements](int32_t rank, ir::TensorRef ref,
+                                                   const at::Tensor& value) {
     if (rank < 0 || static_cast<size_t>(rank) >= graphs.size()) return;
     ir::NodeKind kind = graphs[static_cast<size_t>(rank)]->node(ref.node).kind;
     if (kind == ir::NodeKind::kInput || kind == ir::NodeKind::kConstant) return;
+    if (value.numel() > max_elements && !returned[static_cast<size_t>(rank)].count(ref)) return;
     observe(rank, ref, value);
   };
 }
@@ -337,14 +347,14 @@ class Trials {
     result_->seconds_inputs += SecondsSince(start);
     start = std::chrono::steady_clock::now();
     ExecutionOptions exec = Exec();
-    exec.observe = ComputedValueObserver(&s_table_, {&s_}, options_.fingerprint);
+    exec.observe = ComputedValueObserver(&s_table_, {&s_}, options_.fingerprint, options_.max_fingerprint_elements);
     GraphInputs s_values{s_inputs_, s_constants_};
     Execute(s_, s_values, exec);
     // S once more with every computing operator's outputs perturbed by one rounding: how far a
     // correct D may be from S at each tensor.
     FingerprintTable perturbed;
     at::Generator noise = at::detail::createCPUGenerator(options_.seed + 0x9e37);
-    exec.observe = ComputedValueObserver(&perturbed, {&s_}, options_.fingerprint);
+    exec.observe = ComputedValueObserver(&perturbed, {&s_}, options_.fingerprint, options_.max_fingerprint_elements);
     exec.transform_outputs = [&](int32_t, const ir::Node& node, std::vector<at::Tensor>& outputs) {
       for (at::Tensor& t : outputs) {
         if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
@@ -405,7 +415,7 @@ class Trials {
     std::vector<const ir::Graph*> graphs;
     for (const ir::Graph& g : d_.ranks) graphs.push_back(&g);
     ExecutionOptions exec = Exec();
-    exec.observe = ComputedValueObserver(&d_table_, graphs, options_.fingerprint);
+    exec.observe = ComputedValueObserver(&d_table_, graphs, options_.fingerprint, options_.max_fingerprint_elements);
     ExecuteProgram(d_, d_inputs, exec);
     ++result_->executions;
     result_->seconds_d += SecondsSince(start);
@@ -621,6 +631,10 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
       region.clear();
       size_t last = *unit.rbegin();
       for (ir::TensorRef ref : trials.observed_refs()) {
+        // Integer and boolean tensors are no evidence: vocabulary-parallel code computes masks
+        // and indices in each rank's local coordinates (Megatron's cross entropy: the argmax of
+        // the local logits), which match S under no layout.
+        if (!at::isFloatingType(ToAten(trials.s_table().Find(0, ref)->dtype))) continue;
         const std::set<size_t>& deps = depends[static_cast<size_t>(ref.node)];
         bool touches = std::any_of(unit.begin(), unit.end(),
                                    [&](size_t u) { return deps.count(u) != 0; });

@@ -37,6 +37,9 @@ struct InferOptions {
   // chance about once in 2000 slices; with 8, about once in 10^7.
   FingerprintOptions fingerprint{.projections = 8};
   MatchOptions match;
+  // Computed values with more elements are not fingerprinted (unless returned): see
+  // ComputedValueObserver in the .cc.
+  int64_t max_fingerprint_elements = int64_t{1} << 22;
   // Which S outputs get an `output` line (positions in S's return list); empty: every output that
   // is not an S input and is matched.
   std::vector<int64_t> outputs;
