@@ -153,6 +153,6 @@ Command CheckCommand() {
   return Command{spec, RunCheckCommand};
 }
 
-std::vector<Command> NumericCommands() { return {CheckCommand()}; }
+std::vector<Command> NumericCommands() { return {CheckCommand(), InferRelationsCommand()}; }
 
 }  // namespace gg::cli

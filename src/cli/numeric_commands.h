@@ -15,6 +15,10 @@ namespace gg::cli {
 // holds, 1 when one fails, 3 when none fails but one could not be evaluated, 2 bad input.
 Command CheckCommand();
 
+// `infer-relations --seq FILE --dist DIR|FILE... -o SPEC [--seed N] [--resize MAP]
+// [--resize-dist MAP]`: exit 0 spec written, 3 written with an input left unresolved, 2 bad input.
+Command InferRelationsCommand();
+
 // Every numeric command, in --help order.
 std::vector<Command> NumericCommands();
 

@@ -1,0 +1,78 @@
+// `graphguard infer-relations`: writes a relation spec for S and D (runtime/infer_relations.h)
+// that a user reviews instead of writing one by hand. One entry of the numeric command table.
+#include <sstream>
+
+#include "cli/numeric_commands.h"
+#include "cli/verify_command.h"
+#include "frontend/loader.h"
+#include "report/exit_codes.h"
+#include "runtime/infer_relations.h"
+#include "util/diagnostic.h"
+
+namespace gg::cli {
+namespace {
+
+const char kInferHelp[] =
+    "Writes a relation spec (docs/relations.md) for the inputs and outputs of the sequential\n"
+    "graph (--seq) and the distributed program (--dist), for review. Every S input is paired\n"
+    "with the D input of the same name; candidates come from the shapes (replicate, shard(d),\n"
+    "fused block layouts such as [q; k; v] or [gate; up] per rank). Ambiguous inputs are decided\n"
+    "by executing S and D on random inputs (dropout off) and matching fingerprints of every\n"
+    "tensor; the outputs get the relations the best run shows. The spec's header says what was\n"
+    "inferred and what is assumed (graph constants the capture omits are 0).\n"
+    "--resize OLD=NEW,... runs at smaller sizes (the spec is still written for the given sizes);\n"
+    "--resize-dist gives D its own map (sequence-parallel shards).\n"
+    "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
+    "2 bad input or usage.";
+
+int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
+  std::string seq = command.One("--seq");
+  std::vector<std::string> dist = command.Many("--dist");
+  std::string output = command.One("--output");
+  runtime::InferOptions options;
+  options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 1));
+  options.s_origin = seq;
+
+  ir::Graph s_graph = frontend::LoadGraph(seq);
+  ir::Program d_program = frontend::LoadProgram(dist);
+  ir::Graph run_s = s_graph;
+  ir::Program run_d = d_program;
+  std::string s_map, d_map;
+  ApplyResize(command, &run_s, &run_d, &s_map, &d_map);
+  options.resize_text = s_map == d_map || d_map.empty() ? s_map : "S " + s_map + ", D " + d_map;
+
+  runtime::InferResult result = runtime::InferRelations(s_graph, d_program, run_s, run_d, options);
+  WriteOutput(output, result.spec_text, out);
+  if (output != "-") {
+    out << "wrote " << output << ": " << result.matched << " of " << result.s_tensors
+        << " S tensors matched, " << result.executions << " D run"
+        << (result.executions == 1 ? "" : "s") << "\n";
+    for (const std::string& note : result.notes) out << "  chosen: " << note << "\n";
+    for (const std::string& name : result.unresolved) {
+      out << "  NO RELATION for input " << name << " (see the comment in the spec)\n";
+    }
+  }
+  return result.unresolved.empty() ? report::kExitOk : report::kExitUnknown;
+}
+
+}  // namespace
+
+Command InferRelationsCommand() {
+  CommandSpec spec;
+  spec.name = "infer-relations";
+  spec.summary = "Infer a relation spec for S and D by executing them (for review).";
+  spec.options = {
+      OptionSpec::One("--seq", "FILE", "the sequential model's graph").Required(),
+      OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")
+          .Required(),
+      OptionSpec::One("--output", "SPEC", "where to write the spec; '-': stdout")
+          .Short("-o")
+          .Required(),
+      OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
+  };
+  for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
+  spec.description = kInferHelp;
+  return Command{spec, RunInferRelations};
+}
+
+}  // namespace gg::cli
