@@ -1,6 +1,7 @@
 #include "runtime/check.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -46,6 +47,28 @@ at::Tensor SampleIndices(int64_t numel, uint64_t seed) {
   if (numel <= kNoiseSamples) return at::arange(numel, at::kLong);
   at::Generator generator = at::detail::createCPUGenerator(seed);
   return at::randint(numel, {kNoiseSamples}, generator, at::TensorOptions().dtype(at::kLong));
+}
+
+// Bytes D's run keeps for `ref` (inputs and constants are alive anyway: none).
+uint64_t KeptBytes(const ir::Graph& graph, ir::TensorRef ref) {
+  const ir::Node& node = graph.node(ref.node);
+  if (node.kind != ir::NodeKind::kOperator || ref.output < 0 ||
+      static_cast<size_t>(ref.output) >= node.outputs.size() || !node.outputs[ref.output].type) {
+    return 0;
+  }
+  const ir::TensorType& type = *node.outputs[ref.output].type;
+  uint64_t elements = 1;
+  for (const ir::Dim& d : type.shape)
+    elements *= d.is_static() ? static_cast<uint64_t>(d.value()) : 1;
+  return elements * at::elementSize(ToAten(type.dtype));
+}
+
+// A quarter of the machine's memory: D's and S's runs need their own working memory besides.
+uint64_t DefaultMemoryBudget() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{4} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4;
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -101,17 +124,55 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
     add(r, RelationKind::kInferred);
   }
 
-  // D first, keeping exactly the tensors the relations name.
-  std::vector<std::set<ir::TensorRef>> keep(static_cast<size_t>(d_program.world_size()));
-  for (const auto& [tensor, checks] : pending) {
-    for (const RelationCheck& c : checks) CollectLeaves(c.relation.expr, &keep);
+  // Passes: D's run keeps the tensors the relations name until S produces the tensors they
+  // rebuild. When those would not fit the memory budget, the S tensors are split into passes in
+  // S order, each re-running D and S (the perturbed S run happens once, in the first pass).
+  const size_t world = static_cast<size_t>(d_program.world_size());
+  std::vector<std::vector<ir::TensorRef>> passes;
+  std::vector<std::vector<std::set<ir::TensorRef>>> pass_keep;
+  {
+    const uint64_t budget = options.memory_budget ? options.memory_budget : DefaultMemoryBudget();
+    uint64_t bytes = 0;
+    for (const auto& [tensor, checks] : pending) {
+      std::vector<std::set<ir::TensorRef>> leaves(world);
+      for (const RelationCheck& c : checks) CollectLeaves(c.relation.expr, &leaves);
+      uint64_t added = 0;
+      for (size_t r = 0; r < world; ++r) {
+        for (const ir::TensorRef& ref : leaves[r]) {
+          if (!passes.empty() && pass_keep.back()[r].count(ref)) continue;
+          added += KeptBytes(d_program.rank(static_cast<int32_t>(r)), ref);
+        }
+      }
+      if (passes.empty() || (bytes + added > budget && !passes.back().empty())) {
+        passes.emplace_back();
+        pass_keep.emplace_back(world);
+        bytes = 0;
+        added = 0;
+        for (size_t r = 0; r < world; ++r) {
+          for (const ir::TensorRef& ref : leaves[r]) {
+            added += KeptBytes(d_program.rank(static_cast<int32_t>(r)), ref);
+          }
+        }
+      }
+      bytes += added;
+      passes.back().push_back(tensor);
+      for (size_t r = 0; r < world; ++r)
+        pass_keep.back()[r].insert(leaves[r].begin(), leaves[r].end());
+    }
+    if (passes.empty()) {
+      passes.emplace_back();
+      pass_keep.emplace_back(world);
+    }
   }
+  result.passes = passes.size();
+
   ExecutionOptions exec;
   exec.dropout_off = options.dropout_off;
   exec.seed = options.seed;
+  exec.keep_outputs = false;  // only observed and kept values matter
   FingerprintTable d_prints, s_prints;
   const bool classify = !options.classify.empty();
-  ExecutionOptions d_exec = exec;
+  std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> d_fingerprint, s_fingerprint;
   if (classify) {
     std::vector<const ir::Graph*> graphs;
     for (const ir::Graph& g : d_program.ranks) graphs.push_back(&g);
@@ -125,119 +186,127 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
       for (const ir::Dim& d : type.shape) elements *= d.is_static() ? d.value() : 1;
       wanted.emplace_back(static_cast<int64_t>(type.shape.size()), elements);
     }
-    const int64_t world = d_program.world_size();
-    d_exec.observe = [fingerprint, wanted, world](int32_t rank, ir::TensorRef ref,
-                                                   const at::Tensor& value) {
+    const int64_t world_size = d_program.world_size();
+    d_fingerprint = [fingerprint, wanted, world_size](int32_t rank, ir::TensorRef ref,
+                                                      const at::Tensor& value) {
       for (const auto& [dims, elements] : wanted) {
         if ((value.dim() == dims || value.numel() == elements) &&
-            value.numel() <= elements * world) {
+            value.numel() <= elements * world_size) {
           fingerprint(rank, ref, value);
           return;
         }
       }
     };
-  }
-  auto start = std::chrono::steady_clock::now();
-  std::vector<ExecutionResult> d_results;
-  try {
-    d_results = ExecuteProgram(d_program, inputs.d, d_exec, keep);
-  } catch (const InputError& e) {
-    // S must run on the same inputs (else the inputs, not D, are at fault: rethrown).
-    result.seconds_d = Seconds(start);
-    ExecutionOptions s_only = exec;
-    start = std::chrono::steady_clock::now();
-    Execute(s_graph, inputs.s, s_only);
-    result.seconds_s = Seconds(start);
-    result.d_failure = e.what();
-    result.random_mode = options.dropout_off ? "dropout off" : "dropout seeded";
-    result.all_hold = false;
-    return result;
-  }
-  result.seconds_d = Seconds(start);
-  result.random_mode = d_results.empty() ? "dropout off" : d_results[0].random_mode;
-  DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
-    if (rank < 0 || rank >= d_program.world_size()) return at::Tensor();
-    const ExecutionResult& r = d_results[static_cast<size_t>(rank)];
-    if (auto it = r.kept.find(ref); it != r.kept.end()) return it->second;
-    const ir::Graph& g = d_program.rank(rank);
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (g.inputs[i] == ref.node && ref.output == 0) return inputs.d[rank].inputs[i];
-    }
-    const ir::Node& node = g.node(ref.node);
-    if (node.kind == ir::NodeKind::kConstant) {
-      auto c = inputs.d[rank].constants.find(node.name);
-      return c != inputs.d[rank].constants.end() ? c->second : ZerosOf(node.type());
-    }
-    return at::Tensor();
-  };
-
-  // The perturbed reference run of S: samples of every checked tensor (tolerance.h).
-  std::map<ir::TensorRef, std::pair<at::Tensor, at::Tensor>> samples;  // indices, values
-  ExecutionOptions reference = exec;
-  at::Generator noise = at::detail::createCPUGenerator(options.seed ^ 0x9e3779b97f4a7c15ULL);
-  reference.transform_outputs = [&](int32_t, const ir::Node& node,
-                                    std::vector<at::Tensor>& outputs) {
-    for (at::Tensor& t : outputs) {
-      if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
-      t = Perturb(t, PerturbationAmplitude(s_graph, node, FromAten(t.scalar_type())), noise);
-    }
-  };
-  reference.observe = [&](int32_t, ir::TensorRef ref, const at::Tensor& value) {
-    if (!pending.count(ref) || !at::isFloatingType(value.scalar_type())) return;
-    at::Tensor index = SampleIndices(
-        value.numel(), static_cast<uint64_t>(ref.node) * 131 + static_cast<uint64_t>(ref.output));
-    samples[ref] = {index, value.reshape({-1}).index_select(0, index).to(at::kDouble)};
-  };
-  start = std::chrono::steady_clock::now();
-  Execute(s_graph, inputs.s, reference);
-  result.seconds_reference = Seconds(start);
-
-  // The plain S run: every checked tensor is compared the moment it exists.
-  ExecutionOptions plain = exec;
-  std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> s_fingerprint;
-  if (classify) {
-    auto fingerprint = FingerprintObserver(&s_prints, {&s_graph});
+    auto s_print = FingerprintObserver(&s_prints, {&s_graph});
     std::set<ir::TensorRef> classified(options.classify.begin(), options.classify.end());
-    s_fingerprint = [fingerprint, classified](int32_t rank, ir::TensorRef ref,
-                                              const at::Tensor& value) {
-      if (classified.count(ref)) fingerprint(rank, ref, value);
+    s_fingerprint = [s_print, classified](int32_t rank, ir::TensorRef ref,
+                                          const at::Tensor& value) {
+      if (classified.count(ref)) s_print(rank, ref, value);
     };
   }
-  plain.observe = [&](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
-    if (s_fingerprint) s_fingerprint(rank, ref, value);
-    auto it = pending.find(ref);
-    if (it == pending.end()) return;
-    double tolerance = 0;
-    double sigma = 0;
-    if (at::isFloatingType(value.scalar_type())) {
-      at::Tensor flat = value.reshape({-1}).to(CompareType(value.scalar_type()));
-      double u = UnitRoundoff(FromAten(value.scalar_type()));
-      double rms = flat.numel()
-                       ? flat.masked_fill(flat.isnan(), 0).square().mean().sqrt().item<double>()
-                       : 0.0;
-      if (auto s = samples.find(ref); s != samples.end() && flat.numel() > 0) {
-        at::Tensor d = flat.index_select(0, s->second.first).to(at::kDouble) - s->second.second;
-        d = d.masked_fill(d.isnan(), 0);
-        sigma = d.square().mean().sqrt().item<double>();
-      }
-      sigma = std::max(sigma, u * rms);
-      tolerance = TailFactor(value.numel()) * sigma;
+
+  std::map<ir::TensorRef, std::pair<at::Tensor, at::Tensor>> samples;  // indices, values
+  for (size_t pass = 0; pass < passes.size(); ++pass) {
+    const bool first = pass == 0;
+    ExecutionOptions d_exec = exec;
+    if (first && d_fingerprint) d_exec.observe = d_fingerprint;
+    auto start = std::chrono::steady_clock::now();
+    std::vector<ExecutionResult> d_results;
+    try {
+      d_results = ExecuteProgram(d_program, inputs.d, d_exec, pass_keep[pass]);
+    } catch (const InputError& e) {
+      if (!first) throw;
+      // S must run on the same inputs (else the inputs, not D, are at fault: rethrown).
+      result.seconds_d += Seconds(start);
+      start = std::chrono::steady_clock::now();
+      Execute(s_graph, inputs.s, exec);
+      result.seconds_s += Seconds(start);
+      result.d_failure = e.what();
+      result.random_mode = options.dropout_off ? "dropout off" : "dropout seeded";
+      result.all_hold = false;
+      return result;
     }
-    for (RelationCheck& check : it->second) {
-      check.noise = sigma;
-      try {
-        at::Tensor rebuilt = EvalRelExpr(check.relation.expr, d_value);
-        check.comparison = CompareTensors(value, rebuilt, tolerance);
-        if (!check.comparison.problem.empty()) check.error = check.comparison.problem;
-      } catch (const std::exception& e) {
-        check.error = e.what();
+    result.seconds_d += Seconds(start);
+    result.random_mode = d_results.empty() ? "dropout off" : d_results[0].random_mode;
+    DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
+      if (rank < 0 || rank >= d_program.world_size()) return at::Tensor();
+      const ExecutionResult& r = d_results[static_cast<size_t>(rank)];
+      if (auto it = r.kept.find(ref); it != r.kept.end()) return it->second;
+      const ir::Graph& g = d_program.rank(rank);
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        if (g.inputs[i] == ref.node && ref.output == 0) return inputs.d[rank].inputs[i];
       }
-      result.checks.push_back(check);
+      const ir::Node& node = g.node(ref.node);
+      if (node.kind == ir::NodeKind::kConstant) {
+        auto c = inputs.d[rank].constants.find(node.name);
+        return c != inputs.d[rank].constants.end() ? c->second : ZerosOf(node.type());
+      }
+      return at::Tensor();
+    };
+
+    if (first) {
+      // The perturbed run of S: samples of every checked tensor (tolerance.h).
+      ExecutionOptions reference = exec;
+      at::Generator noise = at::detail::createCPUGenerator(options.seed ^ 0x9e3779b97f4a7c15ULL);
+      reference.transform_outputs = [&](int32_t, const ir::Node& node,
+                                        std::vector<at::Tensor>& outputs) {
+        for (at::Tensor& t : outputs) {
+          if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
+          t = Perturb(t, PerturbationAmplitude(s_graph, node, FromAten(t.scalar_type())), noise);
+        }
+      };
+      reference.observe = [&](int32_t, ir::TensorRef ref, const at::Tensor& value) {
+        if (!pending.count(ref) || !at::isFloatingType(value.scalar_type())) return;
+        at::Tensor index = SampleIndices(value.numel(), static_cast<uint64_t>(ref.node) * 131 +
+                                                            static_cast<uint64_t>(ref.output));
+        samples[ref] = {index, value.reshape({-1}).index_select(0, index).to(at::kDouble)};
+      };
+      start = std::chrono::steady_clock::now();
+      Execute(s_graph, inputs.s, reference);
+      result.seconds_reference = Seconds(start);
     }
-  };
-  start = std::chrono::steady_clock::now();
-  Execute(s_graph, inputs.s, plain);
-  result.seconds_s = Seconds(start);
+
+    // The plain S run: this pass's tensors are compared the moment they exist.
+    std::set<ir::TensorRef> in_pass(passes[pass].begin(), passes[pass].end());
+    ExecutionOptions plain = exec;
+    plain.observe = [&](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+      if (first && s_fingerprint) s_fingerprint(rank, ref, value);
+      if (!in_pass.count(ref)) return;
+      auto it = pending.find(ref);
+      double tolerance = 0;
+      double sigma = 0;
+      if (at::isFloatingType(value.scalar_type())) {
+        at::Tensor flat = value.reshape({-1}).to(CompareType(value.scalar_type()));
+        double u = UnitRoundoff(FromAten(value.scalar_type()));
+        double rms = flat.numel()
+                         ? flat.masked_fill(flat.isnan(), 0).square().mean().sqrt().item<double>()
+                         : 0.0;
+        if (auto s = samples.find(ref); s != samples.end() && flat.numel() > 0) {
+          at::Tensor d = flat.index_select(0, s->second.first).to(at::kDouble) - s->second.second;
+          d = d.masked_fill(d.isnan(), 0);
+          sigma = d.square().mean().sqrt().item<double>();
+        }
+        sigma = std::max(sigma, u * rms);
+        // S and D each carry their own rounding: the difference of two independent noises of
+        // spread sigma has spread sqrt(2) sigma.
+        tolerance = TailFactor(value.numel()) * std::sqrt(2.0) * sigma;
+      }
+      for (RelationCheck& check : it->second) {
+        check.noise = sigma;
+        try {
+          at::Tensor rebuilt = EvalRelExpr(check.relation.expr, d_value);
+          check.comparison = CompareTensors(value, rebuilt, tolerance);
+          if (!check.comparison.problem.empty()) check.error = check.comparison.problem;
+        } catch (const std::exception& e) {
+          check.error = e.what();
+        }
+        result.checks.push_back(check);
+      }
+    };
+    start = std::chrono::steady_clock::now();
+    Execute(s_graph, inputs.s, plain);
+    result.seconds_s += Seconds(start);
+  }
   for (const auto& [ref, checks] : pending) {  // tensors the run never produced (None outputs)
     bool seen = false;
     for (const RelationCheck& c : result.checks) seen |= c.relation.s_tensor == ref;

@@ -29,6 +29,9 @@ struct CheckOptions {
   // values are matched against D's by fingerprints (fingerprint_match.h) to tell a missing lemma
   // from a numeric difference. Fingerprints of every tensor are computed only when non-empty.
   std::vector<ir::TensorRef> classify;
+  // Bytes of D tensors kept at once for the comparisons; more makes several passes (0: a quarter
+  // of the machine's memory).
+  uint64_t memory_budget = 0;
 };
 
 enum class RelationKind { kExpectedOutput, kAssumed, kInferred };
@@ -55,6 +58,7 @@ struct CheckResult {
   // D stopped with an error on inputs S runs on (an index out of range, ...): the counterexample
   // is the inputs themselves; no relation is evaluated then.
   std::string d_failure;
+  size_t passes = 1;  // D and S runs needed to keep within the memory budget
   double seconds_d = 0, seconds_s = 0, seconds_reference = 0;
 };
 

@@ -112,6 +112,10 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
   if (!info.resize.empty()) row("resized", info.resize);
   if (!info.resize_dist.empty()) row("resized D", info.resize_dist);
   row("inputs", "seed " + std::to_string(result.seed) + ", " + result.random_mode);
+  if (result.passes > 1) {
+    row("passes",
+        std::to_string(result.passes) + " (D's kept tensors split to fit the memory budget)");
+  }
   for (const std::string& note : result.input_notes) row("", note);
   if (info.timing) {
     row("time", "D " + Number(result.seconds_d) + " s, S " + Number(result.seconds_s) +
@@ -137,6 +141,7 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
   j["seed"] = result.seed;
   j["random"] = result.random_mode;
   j["input_notes"] = result.input_notes;
+  j["passes"] = result.passes;
   j["outcome"] = CheckOutcome(result);
   j["d_failure"] = result.d_failure.empty() ? nlohmann::ordered_json(nullptr)
                                             : nlohmann::ordered_json(result.d_failure);

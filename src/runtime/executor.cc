@@ -125,8 +125,11 @@ class RankRun {
 
   ExecutionResult TakeResult() {
     for (const ir::Value& v : graph_.outputs) {
-      result_.outputs.push_back(
-          v.is_tensor() ? values_.at(v.as_tensor().node).at(v.as_tensor().output) : at::Tensor());
+      const ir::TensorRef* ref = v.is_tensor() ? &v.as_tensor() : nullptr;
+      result_.outputs.push_back(ref != nullptr && static_cast<size_t>(ref->output) <
+                                                      values_.at(ref->node).size()
+                                    ? values_.at(ref->node).at(ref->output)
+                                    : at::Tensor());
     }
     return std::move(result_);
   }
@@ -135,6 +138,7 @@ class RankRun {
   void ComputeLastUses() {
     std::set<ir::TensorRef> pinned = keep_;
     for (const ir::Value& v : graph_.outputs) {
+      if (!options_.keep_outputs) break;
       std::vector<ir::TensorRef> refs;
       v.CollectTensors(&refs);
       pinned.insert(refs.begin(), refs.end());

@@ -40,6 +40,10 @@ struct ExecutionOptions {
   // from a CPU generator seeded with `seed + rank` (each rank its own stream).
   bool dropout_off = false;
   uint64_t seed = 0;
+  // Graph outputs are kept until the end (ExecutionResult::outputs); false frees them after their
+  // last use like any other value (a forward graph returns every activation saved for backward,
+  // which a check that only observes does not need).
+  bool keep_outputs = true;
   // Called with every value as soon as it exists (inputs, constants, operator outputs; undefined
   // tensors are skipped), before the executor may free it: fingerprints and relation checks see
   // every tensor without the executor keeping them all alive.

@@ -1,5 +1,6 @@
 #include "runtime/tolerance.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -154,17 +155,32 @@ int64_t ReductionLength(const ir::Graph& graph, const ir::Node& node) {
 double PerturbationAmplitude(const ir::Graph& graph, const ir::Node& node, ir::DType dtype) {
   double u = UnitRoundoff(dtype);
   if (u == 0 || IsExactOperator(node)) return 0;
+  // One rounding of the output; for a K-term sum, the partial sums a distributed or split-K
+  // implementation rounds to the output dtype along a tree of depth log2 K (tensor-parallel
+  // partials, reduce-scatter), and the probabilistic error of the sum itself (Higham & Mary:
+  // about sqrt(K) roundings) in the accumulation precision: float32 for 16-bit types.
   double k = static_cast<double>(ReductionLength(graph, node));
-  return u * std::sqrt(1.0 + std::log2(k));
+  if (k <= 1) return u;
+  double accumulate = std::min(u, UnitRoundoff(ir::DType::kFloat32));
+  return u * (1.0 + std::sqrt(std::log2(k))) + std::sqrt(k) * accumulate;
 }
 
 at::Tensor Perturb(const at::Tensor& value, double amplitude, at::Generator& generator) {
   if (amplitude == 0 || !value.defined() || !at::isFloatingType(value.scalar_type())) return value;
   // In float32 for 16-bit and 32-bit values (the multiplication's own rounding is of the size
-  // being simulated), float64 for float64.
+  // being simulated), float64 for float64; in chunks, so a 5 GB logits tensor needs one more
+  // output and a chunk of temporaries, not three copies.
+  constexpr int64_t kChunk = int64_t{1} << 22;
   at::ScalarType type = value.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  at::Tensor e = at::rand(value.sizes(), generator, at::TensorOptions().dtype(type));
-  return (value.to(type) * e.mul_(2 * amplitude).add_(1 - amplitude)).to(value.scalar_type());
+  at::Tensor source = value.contiguous().view({-1});
+  at::Tensor out = at::empty_like(source);
+  for (int64_t start = 0; start < source.numel(); start += kChunk) {
+    int64_t n = std::min(kChunk, source.numel() - start);
+    at::Tensor e = at::rand({n}, generator, at::TensorOptions().dtype(type));
+    out.narrow(0, start, n)
+        .copy_(source.narrow(0, start, n).to(type) * e.mul_(2 * amplitude).add_(1 - amplitude));
+  }
+  return out.view(value.sizes());
 }
 
 double TailFactor(int64_t elements) {

@@ -3,14 +3,16 @@
 //
 // The model is Monte Carlo arithmetic (Parker 1997; TTrace, arXiv 2506.09280, estimates its
 // thresholds the same way, from a perturbed reference run): S runs once more with every computing
-// operator's outputs perturbed by a random relative error of the size one rounding of its dtype
-// makes (unit roundoff u: bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), times
-// sqrt(1 + log2 K) for an operator that reduces K terms (matrix products, norms, softmax), as
-// blocked summation does. Perturbations propagate through the rest of the graph exactly as
+// operator's outputs perturbed by a random relative error of the size its rounding makes: one
+// rounding of its dtype (unit roundoff u: bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), plus,
+// for an operator whose outputs sum K terms (matrix products, norms, softmax), sqrt(log2 K)
+// roundings of its dtype (partial sums rounded along a tree: tensor-parallel partials, split-K)
+// and sqrt(K) roundings of the accumulation precision (float32 for 16-bit types), the
+// probabilistic error of a sum (Higham & Mary 2019). Perturbations propagate through the rest of the graph exactly as
 // rounding errors do, so the spread between the perturbed and the plain run, sigma_t (RMS over a
 // fixed sample of elements), is the rounding noise of tensor t at its depth in the graph. S and a
-// correct D then differ elementwise by at most lambda * sigma_t, lambda = sqrt(2 ln(2 N / delta))
-// the Gaussian tail bound for the largest of N elements with false-alarm probability delta = 1e-6
+// correct D then differ elementwise by at most lambda * sqrt(2) * sigma_t (each side has its own
+// rounding noise), lambda = sqrt(2 ln(2 N / delta)) the Gaussian tail bound for the largest of N elements with false-alarm probability delta = 1e-6
 // per tensor. sigma_t is floored at one rounding of the tensor's RMS, integers and booleans must
 // be equal. Data-movement operators (views, slices, concatenation, gathers, embedding lookups,
 // copies) are exact and are not perturbed.
