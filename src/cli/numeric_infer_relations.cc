@@ -21,7 +21,8 @@ const char kInferHelp[] =
     "tensor; the outputs get the relations the best run shows. The spec's header says what was\n"
     "inferred and what is assumed (graph constants the capture omits are 0).\n"
     "--resize OLD=NEW,... runs at smaller sizes (the spec is still written for the given sizes);\n"
-    "--resize-dist gives D its own map (sequence-parallel shards).\n"
+    "--resize-dist gives D its own map (sequence-parallel shards). --outputs 0 writes only output\n"
+    "#0 (a training graph also returns the activations it saves for backward).\n"
     "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
     "2 bad input or usage.";
 
@@ -32,6 +33,19 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
   runtime::InferOptions options;
   options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 1));
   options.s_origin = seq;
+  if (command.Has("--outputs")) {
+    std::stringstream list(command.One("--outputs"));
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      try {
+        size_t used = 0;
+        options.outputs.push_back(std::stoll(item, &used));
+        if (used != item.size()) throw std::invalid_argument(item);
+      } catch (const std::exception&) {
+        throw UsageError("--outputs: '" + item + "' is not an output position (e.g. 0,2)");
+      }
+    }
+  }
 
   ir::Graph s_graph = frontend::LoadGraph(seq);
   ir::Program d_program = frontend::LoadProgram(dist);
@@ -69,6 +83,8 @@ Command InferRelationsCommand() {
           .Short("-o")
           .Required(),
       OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
+      OptionSpec::One("--outputs", "N,...",
+                      "S output positions to relate (default: every matched output)"),
   };
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kInferHelp;
