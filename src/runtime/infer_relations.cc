@@ -325,7 +325,9 @@ double FingerprintDistance(const TensorFingerprint& a, const TensorFingerprint& 
       }
       double scale = std::max({x.sum_squares[static_cast<size_t>(j)],
                                y.sum_squares[static_cast<size_t>(j)], floor});
-      if (diff > 0.0) worst = std::max(worst, scale > 0.0 ? diff / std::sqrt(scale) : kNotComparable);
+      if (diff > 0.0) {
+        worst = std::max(worst, scale > 0.0 ? diff / std::sqrt(scale) : kNotComparable);
+      }
     }
     return worst;
   };
@@ -351,7 +353,8 @@ class Trials {
     result_->seconds_inputs += SecondsSince(start);
     start = std::chrono::steady_clock::now();
     ExecutionOptions exec = Exec();
-    exec.observe = ComputedValueObserver(&s_table_, {&s_}, options_.fingerprint, options_.max_fingerprint_elements);
+    exec.observe = ComputedValueObserver(&s_table_, {&s_}, options_.fingerprint,
+                                         options_.max_fingerprint_elements);
     GraphInputs s_values{s_inputs_, s_constants_};
     Execute(s_, s_values, exec);
     // S once more with every computing operator's outputs perturbed by one rounding: how far a
@@ -366,7 +369,8 @@ class Trials {
     }
     FingerprintTable perturbed;
     at::Generator noise = at::detail::createCPUGenerator(options_.seed + 0x9e37);
-    exec.observe = ComputedValueObserver(&perturbed, {&s_}, options_.fingerprint, options_.max_fingerprint_elements);
+    exec.observe = ComputedValueObserver(&perturbed, {&s_}, options_.fingerprint,
+                                         options_.max_fingerprint_elements);
     exec.transform_outputs = [&](int32_t, const ir::Node& node, std::vector<at::Tensor>& outputs) {
       for (at::Tensor& t : outputs) {
         if (!t.defined() || !at::isFloatingType(t.scalar_type())) continue;
@@ -428,7 +432,8 @@ class Trials {
     std::vector<const ir::Graph*> graphs;
     for (const ir::Graph& g : d_.ranks) graphs.push_back(&g);
     ExecutionOptions exec = Exec();
-    exec.observe = ComputedValueObserver(&d_table_, graphs, options_.fingerprint, options_.max_fingerprint_elements);
+    exec.observe = ComputedValueObserver(&d_table_, graphs, options_.fingerprint,
+                                         options_.max_fingerprint_elements);
     ExecuteProgram(d_, d_inputs, exec);
     ++result_->executions;
     result_->seconds_d += SecondsSince(start);
@@ -552,7 +557,9 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
   std::vector<size_t> choice(n_inputs, 0);
   auto names_of = [&](const std::vector<size_t>& members) {
     std::string names;
-    for (size_t m : members) names += (names.empty() ? "" : ", ") + s_graph.node(s_graph.inputs[m]).name;
+    for (size_t m : members) {
+      names += (names.empty() ? "" : ", ") + s_graph.node(s_graph.inputs[m]).name;
+    }
     return names;
   };
 
@@ -724,8 +731,8 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
     for (ir::TensorRef ref : trials.observed_refs()) {
       if (best_matched.count(ref)) continue;
       std::vector<Candidate> found = trials.Judge(matcher, ref);
-      result.unmatched.push_back(run_s.ValueName(ref) +
-                                 (found.empty() ? "" : " (closest: " + found.front().ToString() + ")"));
+      std::string closest = found.empty() ? "" : " (closest: " + found.front().ToString() + ")";
+      result.unmatched.push_back(run_s.ValueName(ref) + closest);
     }
   }
   result.s_tensors = trials.observed();

@@ -31,7 +31,8 @@ infer_and_verify() {
   "$GG" verify --seq "$GOALS/$c/seq.py" --dist "$GOALS/$c/dist" --relations "$TMP/$c.rel" \
     >"$TMP/verify" 2>&1 || code=$?
   [[ $code -eq 0 ]] && head -1 "$TMP/verify" | grep -q '^REFINES: ' ||
-    fail "verify $c with the inferred spec: exit $code: $(cat "$TMP/verify") spec: $(cat "$TMP/$c.rel")"
+    fail "verify $c with the inferred spec: exit $code: $(cat "$TMP/verify")" \
+      "spec: $(cat "$TMP/$c.rel")"
 }
 
 infer_and_verify matmul_colpar
@@ -55,7 +56,8 @@ code=0
 "$GG" infer-relations --seq "$GOALS/matmul_colpar/seq.py" --dist "$TMP/renamed" \
   -o "$TMP/renamed.rel" >"$TMP/out" 2>"$TMP/err" || code=$?
 [[ $code -eq 3 ]] || fail "unresolved input: exit $code, expected 3: $(cat "$TMP/err")"
-grep -q '^// input w: NO RELATION FOUND (no D input of the same name on rank 0)' "$TMP/renamed.rel" ||
+grep -q '^// input w: NO RELATION FOUND (no D input of the same name on rank 0)' \
+  "$TMP/renamed.rel" ||
   fail "no comment for the unresolved input: $(cat "$TMP/renamed.rel")"
 grep -q 'NO RELATION for input w' "$TMP/out" || fail "the summary does not name w"
 
