@@ -21,15 +21,6 @@ void ResizeType(std::optional<ir::TensorType>& type, const ResizeMap& sizes) {
   }
 }
 
-// Integers inside `value` (recursively through lists); bools stay as they are.
-void ResizeInts(ir::Value& value, const ResizeMap& sizes) {
-  if (value.is_int()) {
-    value = ir::Value(Mapped(value.as_int(), sizes));
-  } else if (value.is_list()) {
-    for (ir::Value& item : value.as_list()) ResizeInts(item, sizes);
-  }
-}
-
 // Whether an argument of this schema type holds sizes: symbolic ints and int lists do (view
 // sizes, slice bounds, split sizes), and so do integer literals where a Scalar or a Tensor goes
 // (range bounds, and the vocabulary bounds and offsets a vocabulary-parallel embedding compares
