@@ -188,6 +188,26 @@ TEST_F(LemmaGoalTest, HeadSplitSurvivesReshapeAndSoftmax) {
   EXPECT_TRUE(Same(s, d));
 }
 
+TEST_F(LemmaGoalTest, RotateHalfOfHeadShardsIsEachRanksRotateHalf) {
+  // Llama's rotate_half on queries [b, heads, s, d] sharded by heads: S's
+  // cat(-1, -x[..., 2:], x[..., :2]) of the concat of the ranks' heads is the concat of each
+  // rank's own rotate_half (needs concat-of-concats once neg and slice went inside).
+  Leaf("q0", {1, 2, 3, 4});
+  Leaf("q1", {1, 1, 3, 4});
+  ClassId s = Term(
+      "(concat -1 (neg (slice (concat 1 $q0 $q1) -1 2 4)) (slice (concat 1 $q0 $q1) -1 0 2))");
+  ClassId d = Term(
+      "(concat 1 (concat -1 (neg (slice $q0 -1 2 4)) (slice $q0 -1 0 2))"
+      " (concat -1 (neg (slice $q1 -1 2 4)) (slice $q1 -1 0 2)))");
+  ClassId swapped = Term(
+      "(concat 1 (concat -1 (slice $q0 -1 0 2) (neg (slice $q0 -1 2 4)))"
+      " (concat -1 (slice $q1 -1 0 2) (neg (slice $q1 -1 2 4))))");
+  Saturate();
+  EXPECT_TRUE(Same(s, d));
+  EXPECT_FALSE(Same(s, swapped));
+  EXPECT_FALSE((*analysis_)[s].conflict);
+}
+
 }  // namespace
 }  // namespace gg::symbolic
 

@@ -179,6 +179,12 @@ bool DimsDiffer(const EGraph& g, const Bindings& b) {
   return d && e && *d != *e;
 }
 
+// ?xs and ?ys are concats along ?d with pairwise equal sizes there (equal-splits), inside a
+// concat along another dim ?e (dims-differ): the two concats may be interchanged.
+bool EqualSplitsOtherDim(const EGraph& g, const Bindings& b) {
+  return EqualSplits(g, b) && DimsDiffer(g, b);
+}
+
 // Reducing dim ?e (keepdim ?k) of the pieces ?xs leaves the concat dim ?d, as written, naming
 // the same dim of the result: ?e differs from ?d, and without keepdim the removed dim must not
 // shift ?d (it lies after a non-negative ?d, or before a negative one).
@@ -817,6 +823,7 @@ ConditionTable BuildConditions() {
   t.Add("reshape-is-identity", ReshapeIsIdentity);
   t.Add("slice-is-full", SliceIsFull);
   t.Add("dims-differ", DimsDiffer);
+  t.Add("equal-splits-other-dim", EqualSplitsOtherDim);
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
   t.Add("norm-excludes-d", NormExcludesD);
   t.Add("not-last-dim", NotLastDim);
