@@ -7,6 +7,7 @@
 #include "frontend/loader.h"
 #include "report/exit_codes.h"
 #include "runtime/infer_relations.h"
+#include "symbolic/hints.h"
 #include "util/diagnostic.h"
 
 namespace gg::cli {
@@ -23,6 +24,9 @@ const char kInferHelp[] =
     "--resize OLD=NEW,... runs at smaller sizes (the spec is still written for the given sizes);\n"
     "--resize-dist gives D its own map (sequence-parallel shards). --outputs 0 writes only output\n"
     "#0 (a training graph also returns the activations it saves for backward).\n"
+    "--hints-out FILE also writes every D expression that matched an S tensor, as hints for\n"
+    "'graphguard verify --hints FILE' (tried first, still proved); matches whose sizes are the\n"
+    "resized run's and not the given graphs' are left out.\n"
     "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
     "2 bad input or usage.";
 
@@ -33,6 +37,8 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
   runtime::InferOptions options;
   options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 1));
   options.s_origin = seq;
+  std::string hints_path = command.One("--hints-out");
+  options.hints = !hints_path.empty();
   if (command.Has("--outputs")) {
     std::stringstream list(command.One("--outputs"));
     std::string item;
@@ -57,11 +63,29 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
 
   runtime::InferResult result = runtime::InferRelations(s_graph, d_program, run_s, run_d, options);
   WriteOutput(output, result.spec_text, out);
+  if (options.hints) {
+    std::string header =
+        "graphguard hints: candidate relations of S tensors from fingerprint matching\n"
+        "(infer-relations, seed " +
+        std::to_string(options.seed) +
+        (options.resize_text.empty() ? "" : ", resized " + options.resize_text) + ") for " + seq +
+        ".\nNot proofs: 'graphguard verify --hints FILE' tries them first and proves each.\n" +
+        std::to_string(result.hints.count()) + " hints for " +
+        std::to_string(result.hints.by_tensor.size()) + " S tensors; " +
+        std::to_string(result.hints_dropped) +
+        " matches left out (sizes of the resized run, not of these graphs).";
+    WriteOutput(hints_path, symbolic::FormatHints(result.hints, s_graph, header), out);
+  }
   if (output != "-") {
     out << "wrote " << output << ": " << result.matched << " of " << result.s_tensors
         << " S tensors matched, " << result.executions << " D run"
         << (result.executions == 1 ? "" : "s") << "\n";
     for (const std::string& note : result.notes) out << "  chosen: " << note << "\n";
+    if (options.hints && hints_path != "-") {
+      out << "wrote " << hints_path << ": " << result.hints.count() << " hints for "
+          << result.hints.by_tensor.size() << " S tensors (" << result.hints_dropped
+          << " left out: sizes of the resized run)\n";
+    }
     for (const std::string& name : result.unresolved) {
       out << "  NO RELATION for input " << name << " (see the comment in the spec)\n";
     }
@@ -85,6 +109,9 @@ Command InferRelationsCommand() {
       OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
       OptionSpec::One("--outputs", "N,...",
                       "S output positions to relate (default: every matched output)"),
+      OptionSpec::One(
+          "--hints-out", "FILE",
+          "also write the fingerprint matches as hints for verify --hints; '-': stdout"),
   };
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kInferHelp;

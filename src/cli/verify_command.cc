@@ -14,6 +14,7 @@
 #include "ir/program.h"
 #include "report/exit_codes.h"
 #include "report/verify_report.h"
+#include "symbolic/hints.h"
 #include "symbolic/inference.h"
 #include "symbolic/lemma_catalogue.h"
 #include "symbolic/relation_spec.h"
@@ -26,6 +27,10 @@ const char kVerifyHelp[] =
     "Loads the sequential graph (--seq), the per-rank distributed graphs (--dist: files and/or\n"
     "directories) and the relation spec (--relations, see docs/relations.md), infers a relation\n"
     "for every S operator the expected outputs depend on, and prints the verdict report.\n"
+    "--hints FILE gives candidate relations to try first (lines 'S_TENSOR == EXPR', written by\n"
+    "'graphguard infer-relations --hints-out FILE' in a LibTorch build): an operator whose\n"
+    "outputs have hints is first searched over the D operators leading to the hinted tensors;\n"
+    "every relation is still proved, so a wrong hint changes the work, never the verdict.\n"
     "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN (a limit was hit).\n"
     "The JSON report (--json) follows docs/report-format.md.";
 
@@ -98,6 +103,12 @@ VerifyRun RunVerification(const ParsedCommand& command) {
   ApplyResize(command, &run.s_graph, &run.d_program, &s_map, &d_map);
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(run.info.relations);
   symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  symbolic::Hints hints;
+  if (command.Has("--hints")) {
+    run.info.hints = command.One("--hints");
+    hints = symbolic::LoadHints(run.info.hints, run.s_graph, run.d_program);
+    options.hints = &hints;
+  }
   // Nothing to check would be a silent pass: refuse it.
   if (relations.expected_outputs.empty()) {
     throw InputError(run.info.relations, 0, "the spec lists no expected output relation");
@@ -229,6 +240,8 @@ Command VerifyCommand() {
   spec.summary = "Check that the distributed graphs refine the sequential one (verdict report).";
   spec.options = InputAndLimitOptions(/*required=*/true);
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
+  spec.options.push_back(OptionSpec::One(
+      "--hints", "FILE", "candidate relations to try first (infer-relations --hints-out)"));
   spec.options.push_back(OptionSpec::One(
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
   spec.options.push_back(OptionSpec::Flag(

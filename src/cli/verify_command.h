@@ -13,8 +13,9 @@
 
 namespace gg::cli {
 
-// `verify --seq FILE --dist DIR|FILE... --relations SPEC [--json FILE] [limits] [--no-timing]`:
-// exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input (including a spec without outputs).
+// `verify --seq FILE --dist DIR|FILE... --relations SPEC [--hints FILE] [--json FILE] [limits]
+// [--no-timing]`: exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input (including a spec without
+// outputs or a bad hint file).
 Command VerifyCommand();
 
 // `explain TENSOR (--seq FILE --dist DIR|FILE... --relations SPEC | --from-report FILE.json)`:

@@ -192,7 +192,8 @@ nlohmann::ordered_json RelationJson(const InferredRelation& r, const ir::Graph& 
   return j;
 }
 
-nlohmann::ordered_json NodeJson(const NodeOutcome& n, const ir::Graph& s_graph, bool timing) {
+nlohmann::ordered_json NodeJson(const NodeOutcome& n, const ir::Graph& s_graph, bool timing,
+                                bool hints) {
   const ir::Node& node = s_graph.node(n.s_node);
   nlohmann::ordered_json j;
   j["node"] = node.name;
@@ -207,6 +208,13 @@ nlohmann::ordered_json NodeJson(const NodeOutcome& n, const ir::Graph& s_graph, 
   j["egraph_nodes"] = n.egraph_nodes;
   j["egraph_classes"] = n.egraph_classes;
   if (timing) j["seconds"] = n.seconds;
+  if (hints) {
+    j["hint"] = std::string(symbolic::HintUseName(n.hint));
+    j["attempts"] = n.attempts;
+    j["work_nodes"] = n.work_nodes;
+    j["work_classes"] = n.work_classes;
+    j["work_iterations"] = n.work_iterations;
+  }
   nlohmann::ordered_json rels = nlohmann::ordered_json::array();
   for (const InferredRelation& r : n.relations) rels.push_back(RelationJson(r, s_graph));
   j["relations"] = rels;
@@ -259,6 +267,14 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
   AppendRow(out, "e-graph nodes",
             "max " + std::to_string(result.max_egraph_nodes) + ", total " +
                 std::to_string(result.total_egraph_nodes));
+  if (!info.hints.empty()) {
+    AppendRow(out, "hints",
+              std::to_string(result.hints_given) + " from " + info.hints + ": " +
+                  std::to_string(result.hints_proved) + " proved; " +
+                  std::to_string(result.hints_related) + " S operators related by the search " +
+                  "towards them, " + std::to_string(result.hints_fell_back) +
+                  " by the full search after it");
+  }
   if (info.timing) AppendRow(out, "time", Seconds(result.seconds));
   return out.str();
 }
@@ -273,6 +289,7 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
                  {"dist", info.dist},
                  {"relations", info.relations},
                  {"world_size", d_program.world_size()}};
+  if (!info.hints.empty()) j["inputs"]["hints"] = info.hints;
   j["options"] = {{"max_nodes", info.max_nodes},
                   {"max_iterations", info.max_iterations},
                   {"timeout_ms", info.timeout_ms},
@@ -333,11 +350,18 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
   stats["status_counts"] = StatusCounts(result);
   stats["max_egraph_nodes"] = result.max_egraph_nodes;
   stats["total_egraph_nodes"] = result.total_egraph_nodes;
+  if (!info.hints.empty()) {
+    stats["hints"] = {{"given", result.hints_given},
+                      {"proved", result.hints_proved},
+                      {"related", result.hints_related},
+                      {"fell_back", result.hints_fell_back}};
+  }
   if (info.timing) stats["seconds"] = result.seconds;
   j["stats"] = stats;
 
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
-  for (const NodeOutcome& n : result.nodes) nodes.push_back(NodeJson(n, s_graph, info.timing));
+  for (const NodeOutcome& n : result.nodes)
+    nodes.push_back(NodeJson(n, s_graph, info.timing, !info.hints.empty()));
   j["nodes"] = nodes;
 
   // Every S tensor, with its relations (empty when none is known), so `explain --from-report`

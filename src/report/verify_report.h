@@ -28,6 +28,7 @@ struct VerifyRunInfo {
   std::string seq;                // --seq
   std::vector<std::string> dist;  // --dist
   std::string relations;          // --relations
+  std::string hints;              // --hints, empty when none (hints.h)
   int64_t max_nodes = 0;          // per local e-graph
   int64_t max_iterations = 0;
   int64_t timeout_ms = 0;

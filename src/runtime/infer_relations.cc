@@ -736,6 +736,23 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
     }
   }
   result.s_tensors = trials.observed();
+  if (options.hints) {
+    FingerprintMatcher matcher(best_table, trials.LooseMatch());
+    for (ir::TensorRef ref : trials.observed_refs()) {
+      for (const Candidate& c : trials.Judge(matcher, ref)) {
+        if (!c.holds()) break;
+        for (const RelExpr& expr : c.exprs) {
+          std::string why;
+          std::optional<ir::TensorType> type = symbolic::InferRelType(expr, d_program, &why);
+          if (type && type->shape == s_graph.type(ref).shape) {
+            result.hints.Add(ref, expr);
+          } else {
+            ++result.hints_dropped;
+          }
+        }
+      }
+    }
+  }
 
   // The spec text.
   std::ostringstream out;

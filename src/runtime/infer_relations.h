@@ -27,6 +27,7 @@
 #include "ir/program.h"
 #include "runtime/fingerprint.h"
 #include "runtime/fingerprint_match.h"
+#include "symbolic/hints.h"
 
 namespace gg::runtime {
 
@@ -45,6 +46,8 @@ struct InferOptions {
   std::vector<int64_t> outputs;
   std::string resize_text;  // for the spec's banner ("8=1,12288=1536"), empty when not resized
   std::string s_origin;     // for the banner: S's file
+  // Also collect hints for verify (InferResult::hints).
+  bool hints = false;
 };
 
 struct InferResult {
@@ -56,6 +59,12 @@ struct InferResult {
   std::vector<std::string> unmatched;   // S tensors no D expression matched in the best run
   std::vector<std::string> notes;       // choices made, as written into the spec
   std::vector<std::string> trials;      // each D run: what was tried and how many matched
+  // With InferOptions::hints: every holding candidate of every S tensor in the best run, as
+  // hints for `verify --hints` (symbolic/hints.h), over the graphs the spec is written for. A
+  // candidate that does not type-check on them (a resized run's slice bounds or reshape sizes)
+  // is left out and counted in hints_dropped.
+  symbolic::Hints hints;
+  size_t hints_dropped = 0;
   double seconds_inputs = 0, seconds_s = 0, seconds_d = 0, seconds_match = 0;
 };
 

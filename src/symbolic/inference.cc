@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "ir/op_registry.h"
@@ -126,9 +127,23 @@ class DIndex {
     return v.is_string() ? v.as_string() : "";
   }
 
+  // D tensors known to be equal: each was related alone to one S tensor (replicas of one value on
+  // several ranks). A relation written through one replica (reshape(x@0)) reaches only that
+  // rank's D operators; a local e-graph holding x@0 adds x@1 too, or the other ranks' uses of
+  // the value stay out of its neighbourhood and a true relation is reported as missing.
+  void AddReplicas(const DKey& a, const DKey& b) {
+    replicas_[a].insert(b);
+    replicas_[b].insert(a);
+  }
+  const std::set<DKey>* Replicas(const DKey& key) const {
+    auto it = replicas_.find(key);
+    return it == replicas_.end() ? nullptr : &it->second;
+  }
+
  private:
   const ir::Program& program_;
   const ConstantValues* constants_ = nullptr;
+  std::map<DKey, std::set<DKey>> replicas_;
   mutable std::map<std::pair<int32_t, ir::NodeId>, std::vector<TensorRef>> read_inputs_;
   std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;
   std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
@@ -269,7 +284,12 @@ class LocalGraph {
     ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
     d_leaves_[key] = {cls, hop};
     frontier_.push_back(key);
-    return cls;
+    if (const std::set<DKey>* replicas = d_index_.Replicas(key)) {
+      for (const DKey& other : *replicas) {
+        egraph_.Union(cls, DLeaf(other.rank, other.ref, hop), egraph_.InternReason("replica"));
+      }
+    }
+    return egraph_.Find(cls);
   }
 
   ClassId AddRelExpr(const RelExpr& expr) {
@@ -344,6 +364,49 @@ class LocalGraph {
     }
   }
 
+  // Limits the D operators ExpandD may add to those on a path from the D tensors present now
+  // (the related ones) to the D tensors of `targets`: the producers of the targets, theirs, and
+  // so on, stopping at tensors already present (collectives bring their peers' inputs). Called
+  // before the targets are added. A walk past max_d_nodes operators stops there: a hint that far
+  // from the related tensors is not worth a narrow search.
+  void RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets) {
+    allowed_.emplace();
+    std::vector<DKey> stack;
+    std::function<void(const RelExpr&)> leaves_of = [&](const RelExpr& e) {
+      std::visit(
+          [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, DTensor>) {
+              stack.push_back(DKey{n.rank, n.tensor});
+            } else if constexpr (std::is_same_v<T, Concat> || std::is_same_v<T, Sum> ||
+                                 std::is_same_v<T, Max> || std::is_same_v<T, Min>) {
+              for (const RelExpr& c : n.children) leaves_of(c);
+            } else {
+              leaves_of(n.child);
+            }
+          },
+          e.node().kind);
+    };
+    for (const auto& target : targets) leaves_of(target.second);
+    std::set<DKey> seen;
+    while (!stack.empty() && allowed_->size() < options_.max_d_nodes) {
+      DKey key = stack.back();
+      stack.pop_back();
+      if (d_leaves_.count(key) || !seen.insert(key).second) continue;
+      const ir::Node& producer = d_program_.rank(key.rank).node(key.ref.node);
+      if (producer.kind != ir::NodeKind::kOperator) continue;
+      std::vector<std::pair<int32_t, ir::NodeId>> members = {{key.rank, key.ref.node}};
+      ir::CollectiveKind kind = CollectiveOf(producer);
+      if (kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait) {
+        if (const auto* peers = d_index_.Peers(key.rank, key.ref.node)) members = *peers;
+      }
+      for (const auto& [rank, id] : members) {
+        if (!allowed_->insert({rank, id}).second) continue;
+        for (TensorRef in : d_index_.ReadInputs(rank, id)) stack.push_back(DKey{rank, in});
+      }
+    }
+  }
+
   bool d_limit_hit() const { return d_limit_hit_; }
   size_t NumAddedD() const { return added_d_.size(); }
   // Whether the hop limit left some reachable D operator out.
@@ -402,6 +465,7 @@ class LocalGraph {
 
   void TryAddD(int32_t rank, ir::NodeId id) {
     if (added_d_.count({rank, id})) return;
+    if (allowed_ && !allowed_->count({rank, id})) return;
     const ir::Node& node = d_program_.rank(rank).node(id);
     ir::CollectiveKind kind = CollectiveOf(node);
     bool collective = kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait;
@@ -527,6 +591,8 @@ class LocalGraph {
   std::map<DKey, DLeafState> d_leaves_;
   std::vector<DKey> frontier_;
   std::set<std::pair<int32_t, ir::NodeId>> added_d_;
+  // Set by RestrictToPathsTo: the only D operators ExpandD may add.
+  std::optional<std::set<std::pair<int32_t, ir::NodeId>>> allowed_;
   bool d_limit_hit_ = false;
   bool truncated_ = false;
   const ConstantValues* constants_ = nullptr;
@@ -653,6 +719,18 @@ std::string_view NodeStatusName(NodeStatus status) {
   return "?";
 }
 
+std::string_view HintUseName(HintUse use) {
+  switch (use) {
+    case HintUse::kNone:
+      return "none";
+    case HintUse::kRelated:
+      return "related";
+    case HintUse::kFellBack:
+      return "fell-back";
+  }
+  return "?";
+}
+
 std::string_view VerdictName(Verdict verdict) {
   switch (verdict) {
     case Verdict::kRefines:
@@ -670,6 +748,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
                     const InferenceOptions& options) {
   auto start = Clock::now();
   VerifyResult result;
+  result.hints_given = options.hints != nullptr ? options.hints->count() : 0;
   DIndex d_index(d_program);
   d_index.SetConstants(&spec.constants);
   std::map<TensorRef, std::vector<InferredRelation>> known;
@@ -677,6 +756,12 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     auto& list = known[r.s_tensor];
     for (const InferredRelation& existing : list) {
       if (existing.relation.expr == r.expr) return;
+    }
+    if (const auto* d = std::get_if<DTensor>(&r.expr.node().kind)) {
+      for (const InferredRelation& existing : list) {
+        const auto* other = std::get_if<DTensor>(&existing.relation.expr.node().kind);
+        if (other) d_index.AddReplicas(DKey{d->rank, d->tensor}, DKey{other->rank, other->tensor});
+      }
     }
     if (options.max_relations == 0 || list.size() < options.max_relations) {
       list.push_back({r, std::move(proof)});
@@ -807,19 +892,24 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     }
     if (outs.empty() || all_assumed) continue;
 
-    // Iterative deepening over the D neighbourhood: start with few computing D operators beyond
-    // the related tensors and double the depth while the operator stays unrelated and the
-    // neighbourhood still grows. A relation found shallow stays small; the depth limit is explicit
-    // and reported when it stops the search.
-    NodeOutcome outcome;
-    auto node_start = Clock::now();
-    bool blocked = false;
-    for (int32_t hops = std::max<int32_t>(options.compute_hops, 0);; hops = std::max(1, hops * 2)) {
+    // One search of the operator's local e-graph. `hinted` (the hint expressions of the wanted
+    // outputs) narrows the D neighbourhood to the D operators between the related D tensors and
+    // the hinted ones, with no depth limit but the hint budget; otherwise the neighbourhood is
+    // every D operator within `hops` computing operators of the related tensors. Either way the
+    // relation kept is the one the e-graph proves: a hint is only where the search looks.
+    struct Attempt {
+      NodeOutcome outcome;
+      bool blocked = false;
+      bool truncated = false;
+      size_t hints_proved = 0;
+    };
+    auto search = [&](int32_t hops, const std::vector<std::pair<TensorRef, RelExpr>>* hinted) {
+      Attempt a;
+      NodeOutcome& outcome = a.outcome;
       InferenceOptions attempt = options;
-      attempt.compute_hops = hops;
-      outcome = NodeOutcome{};
+      attempt.compute_hops = hinted ? options.max_compute_hops : hops;
       outcome.s_node = id;
-      outcome.hops = hops;
+      outcome.hops = attempt.compute_hops;
       LocalGraph local(s_graph, d_program, d_index, attempt);
       local.SetConstants(&spec.constants);
       std::vector<TensorRef> missing;
@@ -833,14 +923,21 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       if (!missing.empty()) {
         outcome.status = NodeStatus::kBlocked;
         outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
-        blocked = true;
-        break;
+        a.blocked = true;
+        return a;
       }
       ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
       for (size_t i : outs) {
         if (lowered[i]) {
           local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered[i],
                                s_reason);
+        }
+      }
+      std::vector<std::pair<ClassId, ClassId>> hint_classes;  // (S output leaf, hint)
+      if (hinted) {
+        local.RestrictToPathsTo(*hinted);
+        for (const auto& [ref, expr] : *hinted) {
+          hint_classes.emplace_back(local.SLeaf(ref), local.AddRelExpr(expr));
         }
       }
       local.ExpandD();
@@ -857,13 +954,16 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       };
       RunReport report;
       if (!goal(local.egraph())) {
-        Runner runner(local.egraph(), rules, options.per_node);
+        Runner runner(local.egraph(), rules, hinted ? options.hint_limits : options.per_node);
         runner.WithGoal(goal);
         report = runner.Run();
       } else {
         report.stop = StopReason::kGoalReached;
         report.nodes = local.egraph().NumNodes();
         report.classes = local.egraph().NumClasses();
+      }
+      for (const auto& [leaf, hint] : hint_classes) {
+        a.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
       }
       outcome.stop = report.stop;
       outcome.iterations = report.iterations;
@@ -934,9 +1034,68 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       if (outcome.status == NodeStatus::kInferred) {
         covered.insert(inlined_here.begin(), inlined_here.end());
       }
+      a.truncated = local.truncated();
+      return a;
+    };
+
+    NodeOutcome outcome;
+    auto node_start = Clock::now();
+    bool blocked = false;
+    size_t attempts = 0, work_nodes = 0, work_classes = 0, work_iterations = 0;
+    auto count_work = [&](const NodeOutcome& o) {
+      ++attempts;
+      work_nodes += o.egraph_nodes;
+      work_classes += o.egraph_classes;
+      work_iterations += o.iterations;
+    };
+    // Hints first: when every wanted output has one, a search over the D operators leading to
+    // the hinted tensors. Whatever it does not prove is left to the full search below.
+    HintUse hint_use = HintUse::kNone;
+    std::vector<std::pair<TensorRef, RelExpr>> hinted;
+    if (options.hints != nullptr) {
+      for (size_t i : outs) {
+        TensorRef ref{id, static_cast<int32_t>(i)};
+        auto it = options.hints->by_tensor.find(ref);
+        if (it == options.hints->by_tensor.end() || it->second.empty()) {
+          hinted.clear();
+          break;
+        }
+        for (const RelExpr& expr : it->second) hinted.emplace_back(ref, expr);
+      }
+    }
+    bool settled = false;
+    if (!hinted.empty()) {
+      Attempt a = search(0, &hinted);
+      outcome = std::move(a.outcome);
+      if (a.blocked) {
+        // Blocked before any search: the full search would be too, and says so the same way.
+        blocked = true;
+        settled = true;
+        outcome.hops = options.compute_hops;
+      } else {
+        count_work(outcome);
+        result.hints_proved += a.hints_proved;
+        settled = outcome.status == NodeStatus::kInferred;
+        hint_use = settled ? HintUse::kRelated : HintUse::kFellBack;
+      }
+    }
+
+    // Iterative deepening over the D neighbourhood: start with few computing D operators beyond
+    // the related tensors and double the depth while the operator stays unrelated and the
+    // neighbourhood still grows. A relation found shallow stays small; the depth limit is explicit
+    // and reported when it stops the search.
+    for (int32_t hops = std::max<int32_t>(options.compute_hops, 0); !settled;
+         hops = std::max(1, hops * 2)) {
+      Attempt a = search(hops, nullptr);
+      outcome = std::move(a.outcome);
+      if (a.blocked) {
+        blocked = true;
+        break;
+      }
+      count_work(outcome);
       if (outcome.status != NodeStatus::kNoRelation) break;
       // The whole reachable neighbourhood was searched: a real dead end under the catalogue.
-      if (!local.truncated()) break;
+      if (!a.truncated) break;
       if (hops >= options.max_compute_hops) {
         outcome.status = NodeStatus::kLimitHit;
         outcome.detail += "; stopped: D neighbourhood depth limit (" +
@@ -948,6 +1107,13 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
       result.nodes.push_back(std::move(outcome));
       continue;
     }
+    outcome.hint = hint_use;
+    outcome.attempts = attempts;
+    outcome.work_nodes = work_nodes;
+    outcome.work_classes = work_classes;
+    outcome.work_iterations = work_iterations;
+    if (hint_use == HintUse::kRelated) ++result.hints_related;
+    if (hint_use == HintUse::kFellBack) ++result.hints_fell_back;
     if (outcome.status == NodeStatus::kNoRelation) inlinable.insert(id);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - node_start).count();
     result.max_egraph_nodes = std::max(result.max_egraph_nodes, outcome.egraph_nodes);

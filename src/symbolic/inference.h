@@ -7,6 +7,11 @@
 // the D tensors in those relations (structural ones — views, collectives — freely, computing ones
 // up to a hop limit). Saturating it with the lemma catalogue and extracting the cheapest clean
 // class member gives the operator's relation. Every limit is explicit and reported.
+//
+// Hints (hints.h), when given, are tried first: an operator whose wanted outputs all have hints is
+// searched over the D operators on the paths from its inputs' related D tensors to the hinted
+// ones, within a small budget; what that does not prove goes to the full search. Nothing is
+// trusted: the relation kept is the one the e-graph proves, so a wrong hint only costs work.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "symbolic/hints.h"
 #include "symbolic/relation.h"
 #include "symbolic/relation_spec.h"
 #include "symbolic/rewrite.h"
@@ -36,6 +42,11 @@ struct InferenceOptions {
   // Relations kept per S tensor (every replica on every rank is one); 0 keeps all, which
   // later operators need to meet each rank's D operators by congruence.
   size_t max_relations = 0;
+  // Candidate relations tried first (not owned; nullptr: none), and the limits of that narrow
+  // search: a hint that is right is proved in a few iterations, one that is wrong should cost
+  // little before the full search.
+  const Hints* hints = nullptr;
+  RunnerLimits hint_limits{.iterations = 10, .nodes = 10000, .time = std::chrono::seconds(1)};
 };
 
 enum class NodeStatus {
@@ -46,6 +57,14 @@ enum class NodeStatus {
   kConflict,    // the e-graph equated tensors of different types: a lemma or spec is wrong
 };
 std::string_view NodeStatusName(NodeStatus status);
+
+enum class HintUse {
+  kNone,      // no hint for every wanted output (or no hints at all)
+  kRelated,   // the search towards the hinted tensors related every output (not necessarily to
+              // the hinted expression: whatever the e-graph proves there)
+  kFellBack,  // it did not: the full search decided
+};
+std::string_view HintUseName(HintUse use);
 
 struct InferredRelation {
   Relation relation;
@@ -64,6 +83,13 @@ struct NodeOutcome {
   size_t egraph_nodes = 0;
   size_t egraph_classes = 0;
   double seconds = 0;
+  HintUse hint = HintUse::kNone;
+  // Work over every attempt (the hint's and each deepening step; the sizes above are the last
+  // attempt's): local e-graphs built, their e-nodes, e-classes and saturation iterations summed.
+  size_t attempts = 0;
+  size_t work_nodes = 0;
+  size_t work_classes = 0;
+  size_t work_iterations = 0;
 };
 
 enum class Verdict { kRefines, kViolation, kUnknown };
@@ -84,6 +110,10 @@ struct VerifyResult {
   std::optional<size_t> first_failure;  // index into nodes
   size_t max_egraph_nodes = 0;
   size_t total_egraph_nodes = 0;
+  size_t hints_given = 0;      // hint expressions in InferenceOptions::hints
+  size_t hints_related = 0;    // S operators related by the search towards their hints
+  size_t hints_fell_back = 0;  // S operators with hints that the full search decided
+  size_t hints_proved = 0;     // hint expressions the search towards them proved equal
   double seconds = 0;
   // Every relation known per S tensor name (inputs, assumptions and inferred), for `explain`.
   std::map<std::string, std::vector<InferredRelation>> relations;

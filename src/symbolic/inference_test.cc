@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "frontend/loader.h"
 #include "symbolic/lemma_catalogue.h"
@@ -125,6 +126,146 @@ TEST(CorpusProgressTest, GptRelatesTransformerLayersAndCrossEntropy) {
     EXPECT_NE(first("div_2"), "none") << Describe(r, s);
     EXPECT_FALSE(r.first_failure.has_value()) << Describe(r, s);
   }
+}
+
+}  // namespace
+}  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+// ---- Hints (hints.h): tried first, proved like everything else ---------------------------------
+
+struct Loaded {
+  ir::Graph s;
+  ir::Program d;
+  SpecResult spec;
+};
+
+Loaded LoadGoal(const std::string& name) {
+  fs::path dir = fs::path(GG_TEST_DATA_DIR) / "goals" / name;
+  Loaded l{frontend::LoadGraph((dir / "seq.py").string()),
+           frontend::LoadProgram({(dir / "dist").string()}),
+           {}};
+  l.spec = EvaluateSpec(RelationSpec::Load((dir / "spec.rel").string()), l.s, l.d);
+  return l;
+}
+
+VerifyResult VerifyWith(const Loaded& l, const Hints* hints) {
+  InferenceOptions options;
+  options.hints = hints;
+  return Verify(l.s, l.d, l.spec, LemmaCatalogue::Default().Rules(), options);
+}
+
+// Right hints: every relation a run without hints inferred for an operator's output.
+Hints HintsFrom(const VerifyResult& result, const ir::Graph& s_graph) {
+  Hints hints;
+  for (const auto& [name, rels] : result.relations) {
+    std::optional<ir::TensorRef> ref = s_graph.Find(name);
+    if (!ref || s_graph.node(ref->node).kind != ir::NodeKind::kOperator) continue;
+    for (const InferredRelation& r : rels) hints.Add(*ref, r.relation.expr);
+  }
+  return hints;
+}
+
+size_t WorkNodes(const VerifyResult& r) {
+  size_t total = 0;
+  for (const NodeOutcome& n : r.nodes) total += n.work_nodes;
+  return total;
+}
+
+// On every hand-written goal: right hints keep the verdict, relate the operators by the narrow
+// search, and never cost more e-graph work than the search without them.
+TEST(HintsInferenceTest, RightHintsKeepTheVerdictAndDoNotAddWork) {
+  size_t proved = 0;  // hint expressions the narrow searches proved (a case whose operators are
+                      // relation ops over related inputs is related before any search)
+  for (const std::string& name : GoalCases()) {
+    SCOPED_TRACE(name);
+    Loaded l = LoadGoal(name);
+    VerifyResult plain = VerifyWith(l, nullptr);
+    Hints hints = HintsFrom(plain, l.s);
+    VerifyResult hinted = VerifyWith(l, &hints);
+    EXPECT_EQ(hinted.verdict, plain.verdict) << Describe(hinted, l.s);
+    EXPECT_EQ(hinted.hints_given, hints.count());
+    EXPECT_LE(WorkNodes(hinted), WorkNodes(plain));
+    size_t inferred = 0;
+    for (const NodeOutcome& n : plain.nodes) inferred += n.status == NodeStatus::kInferred;
+    EXPECT_EQ(hinted.hints_related, inferred) << Describe(hinted, l.s);
+    EXPECT_EQ(hinted.hints_fell_back, 0u);
+    proved += hinted.hints_proved;
+    for (const NodeOutcome& n : plain.nodes) {
+      EXPECT_EQ(n.hint, HintUse::kNone);
+      if (n.status == NodeStatus::kBlocked) continue;
+      EXPECT_GE(n.attempts, 1u);
+      EXPECT_GE(n.work_nodes, n.egraph_nodes);
+    }
+  }
+  EXPECT_GT(proved, 0u);
+}
+
+// Wrong hints on a correct row-parallel linear: a swapped concat for the weight's transpose and
+// rank 0's un-reduced partial product for the output. Neither is proved; t is related by the
+// search towards its hint anyway (to the right expression: the hint only chose where to look), y
+// falls back to the full search, the verdict and the relations are those found without hints.
+TEST(HintsInferenceTest, WrongHintsChangeNothingButTheWork) {
+  Loaded l = LoadGoal("matmul_rowpar");
+  Hints hints = ParseHints(
+      "t == concat(0, t@1, t@0)\n"
+      "y == partial@0\n",
+      "wrong.hints", l.s, l.d);
+  VerifyResult plain = VerifyWith(l, nullptr);
+  VerifyResult hinted = VerifyWith(l, &hints);
+  ASSERT_EQ(plain.verdict, Verdict::kRefines) << Describe(plain, l.s);
+  EXPECT_EQ(hinted.verdict, Verdict::kRefines) << Describe(hinted, l.s);
+  EXPECT_EQ(hinted.hints_proved, 0u);
+  EXPECT_EQ(hinted.hints_related, 1u);
+  EXPECT_EQ(hinted.hints_fell_back, 1u);
+  for (const NodeOutcome& n : hinted.nodes) {
+    const std::string& name = l.s.node(n.s_node).name;
+    EXPECT_EQ(n.status, NodeStatus::kInferred) << name;
+    EXPECT_EQ(n.hint, name == "t" ? HintUse::kRelated : HintUse::kFellBack) << name;
+    EXPECT_EQ(n.attempts, name == "t" ? 1u : 2u) << name;
+  }
+  for (const auto& [ref, exprs] : hints.by_tensor) {
+    for (const InferredRelation& r : hinted.relations.at(l.s.ValueName(ref))) {
+      for (const RelExpr& wrong : exprs) EXPECT_NE(r.relation.expr, wrong) << wrong.ToString();
+    }
+  }
+  // The relations found are the ones found without hints.
+  EXPECT_EQ(Describe(hinted, l.s), Describe(plain, l.s));
+}
+
+// A missing all_reduce: the spec expects y replicated, which is false. Hinting exactly that false
+// relation (and the right one, the sum of the partial products) keeps the VIOLATION.
+TEST(HintsInferenceTest, HintingTheFalseExpectationKeepsTheViolation) {
+  Loaded l = LoadGoal("matmul_rowpar_missing_allreduce");
+  Hints hints = ParseHints("y == y@0\ny == y@1\n", "wrong.hints", l.s, l.d);
+  VerifyResult plain = VerifyWith(l, nullptr);
+  VerifyResult hinted = VerifyWith(l, &hints);
+  ASSERT_EQ(plain.verdict, Verdict::kViolation) << Describe(plain, l.s);
+  EXPECT_EQ(hinted.verdict, Verdict::kViolation) << Describe(hinted, l.s);
+  EXPECT_EQ(hinted.summary, plain.summary);
+  for (const InferredRelation& r : hinted.relations.at("y")) {
+    EXPECT_NE(r.relation.expr.ToString(), "y@0");
+    EXPECT_NE(r.relation.expr.ToString(), "y@1");
+  }
+}
+
+// The corpus: GPT TP2 with the relations of a run without hints as hints.
+TEST(HintsInferenceTest, GptTp2WithRightHintsRefinesWithNoMoreWork) {
+  const std::string corpus = GG_CORPUS_DIR;
+  Loaded l{frontend::LoadGraph(corpus + "/gpt/paral1_layer1/fw.g0.r0.py"),
+           frontend::LoadProgram({corpus + "/gpt/paral2_layer1"}),
+           {}};
+  l.spec =
+      EvaluateSpec(RelationSpec::Load(std::string(GG_SOURCE_DIR) + "/examples/gpt.rel"), l.s, l.d);
+  VerifyResult plain = VerifyWith(l, nullptr);
+  Hints hints = HintsFrom(plain, l.s);
+  VerifyResult hinted = VerifyWith(l, &hints);
+  ASSERT_EQ(plain.verdict, Verdict::kRefines) << Describe(plain, l.s);
+  EXPECT_EQ(hinted.verdict, Verdict::kRefines) << Describe(hinted, l.s);
+  EXPECT_GT(hinted.hints_related, 0u);
+  EXPECT_LE(WorkNodes(hinted), WorkNodes(plain));
 }
 
 }  // namespace

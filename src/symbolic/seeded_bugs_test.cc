@@ -9,13 +9,16 @@
 // possible equal in D is a computing D operator downstream of the planted change.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "symbolic/hints.h"
 #include "symbolic/inference.h"
 #include "symbolic/lemma_catalogue.h"
 #include "symbolic/relation_spec.h"
 #include "symbolic/seeded_bugs_testutil.h"
+#include "util/diagnostic.h"
 
 namespace gg::symbolic {
 namespace {
@@ -177,6 +180,63 @@ TEST(SeededBugsTest, GptAllGatherAlongTheBatchIsLocalizedToTheQkvMatmul) {
   GatherAlongBatch(&p);
   ExpectWellTyped(p.d);
   ExpectViolationAt(VerifyPair(p), p.s, "mm");
+}
+
+// ---- Hints from the correct program do not hide a bug -------------------------------------------
+
+// Hints (hints.h) as the fingerprints of a correct program would give them: every relation the
+// unmutated pair infers, re-read against the mutated program (lines naming a deleted tensor are
+// left out). They are right for the unmutated D and wrong where the bug changed it; inference
+// proves before it keeps, so each bug is still the same VIOLATION at the same operator.
+Hints HintsOfUnmutated(const Pair& unmutated, const Pair& mutated) {
+  VerifyResult result = VerifyPair(unmutated);
+  Hints hints;
+  for (const auto& [name, rels] : result.relations) {
+    std::optional<ir::TensorRef> ref = unmutated.s.Find(name);
+    if (!ref || unmutated.s.node(ref->node).kind != ir::NodeKind::kOperator) continue;
+    for (const InferredRelation& r : rels) {
+      try {
+        Hints one = ParseHints(name + " == " + r.relation.expr.ToString(), "unmutated.hints",
+                               mutated.s, mutated.d);
+        for (const auto& [s_ref, exprs] : one.by_tensor) hints.Add(s_ref, exprs.front());
+      } catch (const InputError&) {
+        // names a tensor the bug removed
+      }
+    }
+  }
+  return hints;
+}
+
+TEST(SeededBugsTest, HintsFromTheCorrectProgramKeepEveryViolation) {
+  struct Bug {
+    const char* name;
+    bool gpt;
+    void (*plant)(Pair*);
+    const char* s_operator;
+  };
+  const Bug bugs[] = {
+      {"deleted o_proj all_reduce", false, [](Pair* p) { DeleteAllReduce(p, "all_reduce_1"); },
+       "auto_functionalized_3"},
+      {"shifted rotary scatter", false, ShiftRotaryScatter, "auto_functionalized_2"},
+      {"embedding all_reduce max", true, EmbeddingAllReduceWithMax, "add"},
+      {"dropped vocab offset scale", false, DropVocabOffsetScale, "embedding"},
+      {"all_gather along the batch", true, GatherAlongBatch, "mm"},
+  };
+  for (const Bug& bug : bugs) {
+    SCOPED_TRACE(bug.name);
+    Pair unmutated = bug.gpt ? LoadGptTp2() : LoadQwen2Tp2();
+    Pair mutated = bug.gpt ? LoadGptTp2() : LoadQwen2Tp2();
+    bug.plant(&mutated);
+    Hints hints = HintsOfUnmutated(unmutated, mutated);
+    ASSERT_GT(hints.count(), 0u);
+    SpecResult relations = EvaluateSpec(mutated.spec, mutated.s, mutated.d);
+    InferenceOptions options;
+    options.hints = &hints;
+    VerifyResult result =
+        Verify(mutated.s, mutated.d, relations, LemmaCatalogue::Default().Rules(), options);
+    EXPECT_GT(result.hints_related, 0u);  // hints upstream of the bug are right, and used
+    ExpectViolationAt(result, mutated.s, bug.s_operator);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# graphguard verify --hints: hand-written hints (right and wrong) keep the verdict and show in the
+# text and JSON reports; a bad hint file is exit 2 naming file:line. In a LibTorch build also
+# infer-relations --hints-out on goal cases and the bundled Qwen2 TP2 (reduced sizes): the hint
+# file reads back and verify with it says REFINES with operators related by the search towards
+# their hints.
+# Usage: verify_hints.sh <graphguard> <repo root>
+set -euo pipefail
+GG=$1 ROOT=$2
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+GOALS="$ROOT/tests/data/goals"
+export OMP_WAIT_POLICY=passive
+
+# verify_case <case> <hint file> <expected exit>: runs verify with the hints, text and JSON.
+verify_case() {
+  local c=$1 hints=$2 want=$3 code=0
+  "$GG" verify --seq "$GOALS/$c/seq.py" --dist "$GOALS/$c/dist" --relations "$GOALS/$c/spec.rel" \
+    --hints "$hints" --json "$TMP/report.json" --no-timing >"$TMP/out" 2>"$TMP/err" || code=$?
+  [[ $code -eq $want ]] || fail "verify $c --hints $hints: exit $code, want $want: $(cat "$TMP/out" "$TMP/err")"
+}
+
+# Right hints on a row-parallel linear: both operators related by the search towards them (t at
+# once: its S operator is a transpose of a related input, so its hint is not needed or proved).
+cat >"$TMP/right.hints" <<'EOF'
+// hand-written
+t == concat(0, t@0, t@1)
+y == y@0
+y == y@1
+EOF
+verify_case matmul_rowpar "$TMP/right.hints" 0
+head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "right hints: $(head -1 "$TMP/out")"
+grep -q 'hints .*3 from .*right.hints: 2 proved; 2 S operators related by the search towards them, 0 by the full search after it' "$TMP/out" ||
+  fail "right hints: no hints line in the report: $(cat "$TMP/out")"
+python3 - "$TMP/report.json" <<'PY' || fail "right hints: JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["inputs"]["hints"].endswith("right.hints"), r["inputs"]
+assert r["stats"]["hints"] == {"given": 3, "proved": 2, "related": 2, "fell_back": 0}, r["stats"]
+assert all(n["hint"] == "related" and n["attempts"] == 1 for n in r["nodes"]), r["nodes"]
+PY
+
+# Wrong hints: none proved, the verdict is the same; y's search falls back to the full search.
+cat >"$TMP/wrong.hints" <<'EOF'
+t == concat(0, t@1, t@0)
+y == partial@0
+EOF
+verify_case matmul_rowpar "$TMP/wrong.hints" 0
+head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "wrong hints: $(head -1 "$TMP/out")"
+grep -q ': 0 proved; 1 S operators related by the search towards them, 1 by the full search' "$TMP/out" ||
+  fail "wrong hints: $(cat "$TMP/out")"
+# The false expected relation of a missing all_reduce as a hint: still VIOLATION.
+printf 'y == y@0\ny == y@1\n' >"$TMP/false.hints"
+verify_case matmul_rowpar_missing_allreduce "$TMP/false.hints" 1
+head -1 "$TMP/out" | grep -q '^VIOLATION: ' || fail "false hint: $(head -1 "$TMP/out")"
+# No hints line without --hints (golden reports stay as they were).
+"$GG" verify --seq "$GOALS/matmul_rowpar/seq.py" --dist "$GOALS/matmul_rowpar/dist" \
+  --relations "$GOALS/matmul_rowpar/spec.rel" --no-timing >"$TMP/out"
+! grep -q '^  hints' "$TMP/out" || fail "a hints line without --hints"
+
+# Bad hint files: exit 2, one line naming file:line.
+bad() {
+  local text=$1 want=$2 code=0
+  printf '%b' "$text" >"$TMP/bad.hints"
+  "$GG" verify --seq "$GOALS/matmul_rowpar/seq.py" --dist "$GOALS/matmul_rowpar/dist" \
+    --relations "$GOALS/matmul_rowpar/spec.rel" --hints "$TMP/bad.hints" >"$TMP/out" 2>"$TMP/err" ||
+    code=$?
+  [[ $code -eq 2 ]] || fail "bad hints '$text': exit $code"
+  grep -q "^graphguard: error: $TMP/bad.hints:$want" "$TMP/err" ||
+    fail "bad hints '$text': $(cat "$TMP/err")"
+}
+bad 'y == y@0\nnonsense\n' '2: expected a hint'
+bad '// c\nnope == y@0\n' "2: unknown S tensor 'nope'"
+bad 't == t@0\n' '1: hint for t has shape \[3, 3\] but t has shape \[6, 3\]'
+bad 'y == concat(0, y@0\n' '1: '
+code=0
+"$GG" verify --seq "$GOALS/matmul_rowpar/seq.py" --dist "$GOALS/matmul_rowpar/dist" \
+  --relations "$GOALS/matmul_rowpar/spec.rel" --hints "$TMP/missing.hints" >/dev/null 2>"$TMP/err" ||
+  code=$?
+[[ $code -eq 2 ]] && grep -q 'cannot open the hint file' "$TMP/err" || fail "missing hint file: $code"
+echo "ok: verify --hints"
+
+if ! "$GG" infer-relations --help >/dev/null 2>&1; then
+  echo "SKIP: no infer-relations (built without LibTorch): --hints-out not tested"
+  exit 0
+fi
+# infer_hints <seq> <dist> <spec> [infer-relations options...]: hints written, then verify with them.
+infer_hints() {
+  local seq=$1 dist=$2 spec=$3 code=0
+  shift 3
+  "$GG" infer-relations --seq "$seq" --dist "$dist" -o "$TMP/spec.rel" --hints-out "$TMP/h.hints" \
+    "$@" >"$TMP/out" 2>"$TMP/err" || code=$?
+  [[ $code -eq 0 ]] || fail "infer-relations $dist: exit $code: $(cat "$TMP/err")"
+  grep -q "^wrote $TMP/h.hints: [1-9][0-9]* hints" "$TMP/out" || fail "no hints summary: $(cat "$TMP/out")"
+  grep -q '^// graphguard hints' "$TMP/h.hints" || fail "hint file header: $(head -2 "$TMP/h.hints")"
+  code=0
+  "$GG" verify --seq "$seq" --dist "$dist" --relations "$spec" --hints "$TMP/h.hints" \
+    --json "$TMP/report.json" >"$TMP/verify" 2>&1 || code=$?
+  [[ $code -eq 0 ]] || fail "verify $dist --hints: exit $code: $(head -5 "$TMP/verify")"
+  python3 - "$TMP/report.json" <<'PY' || fail "verify $dist --hints: no hint proved"
+import json, sys
+h = json.load(open(sys.argv[1]))["stats"]["hints"]
+assert h["proved"] > 0 and h["related"] > 0, h
+PY
+}
+infer_hints "$GOALS/matmul_colpar/seq.py" "$GOALS/matmul_colpar/dist" "$GOALS/matmul_colpar/spec.rel"
+infer_hints "$GOALS/matmul_rowpar/seq.py" "$GOALS/matmul_rowpar/dist" "$GOALS/matmul_rowpar/spec.rel"
+# Qwen2 TP2 at reduced sizes (docs/benchmarks.md): hints of the resized run that do not fit the
+# full-size graphs (slice bounds) are left out; verify at full size with the rest.
+Q="$ROOT/examples/corpus/qwen2"
+infer_hints "$Q/paral1_layer1/fw.g0.r0.py" "$Q/paral2_layer1" "$ROOT/examples/qwen2.rel" \
+  --resize 32768=256,151936=1024,75968=512,17920=1792,8960=896,4480=448
+echo "ok: infer-relations --hints-out"
