@@ -4,14 +4,19 @@
   make_bugs.py [--out DIR] [--only CASE ...]             capture (and write the manifest)
   make_bugs.py --verdicts GRAPHGUARD [--check]           verify every committed case; record the
                                                          verdicts, or (--check) fail on a change
+  make_bugs.py --checks GRAPHGUARD [--check]             the same with `graphguard check` (numeric;
+                                                         a LibTorch build): HOLDS / FAILS per case
+  (--only CASE ... limits either mode to those cases)
 
 Layout: DIR/<case>/<correct|buggy>/{seq.json, tp<N>.json, spec.rel}. The cases, their public
 reports and patterns are in gg_capture/registry.py (BUGS); DIR/manifest.json holds them with the
-verdicts of graphguard verify (correct: REFINES expected, buggy: VIOLATION expected).
+verdicts of graphguard verify (correct: REFINES expected, buggy: VIOLATION expected) and of
+graphguard check (correct: HOLDS, buggy: FAILS).
 """
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,22 +49,39 @@ def capture_case(case, out):
             "command": f"scripts/capture/make_bugs.py --only {case}"}
 
 
-def verdicts(graphguard, out, check):
+def numeric_check(graphguard, case_dir, degree):
+    """`graphguard check` of one case: (HOLDS | FAILS | ..., its first line)."""
+    cmd = [graphguard, "check", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
+           os.path.join(case_dir, f"tp{degree}.json"), "--relations",
+           os.path.join(case_dir, "spec.rel"), "--no-timing"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
+    # "check: HOLDS (...)" -> HOLDS
+    word = first.split(":", 1)[1].split()[0] if first.startswith("check:") else first.split(":")[0]
+    return word, first
+
+
+def verdicts(graphguard, out, check, only=None, key="verify"):
+    """Runs verify (key "verify") or check (key "check") on every case (or those in `only`) and
+    records the verdicts in the manifest, or with `check` compares them with it."""
+    run = make_corpus.verify if key == "verify" else numeric_check
     path = os.path.join(out, "manifest.json")
     with open(path) as f:
         manifest = json.load(f)
     failures = 0
     for case in manifest["cases"]:
-        case.setdefault("verify", {})
+        if only and case["case"] not in only:
+            continue
+        case.setdefault(key, {})
         for variant in VARIANTS:
             case_dir = os.path.join(out, case["case"], variant)
-            verdict, line = make_corpus.verify(graphguard, case_dir, case["degree"])
-            want = case["verify"].get(variant, {}).get("verdict")
+            verdict, line = run(graphguard, case_dir, case["degree"])
+            want = case[key].get(variant, {}).get("verdict")
             if check:
                 status = "ok" if verdict == want else f"CHANGED (manifest: {want})"
-                print(f"{case['case']} {variant}: {verdict} {status}")
+                print(f"{case['case']} {variant} ({key}): {verdict} {status}")
                 failures += verdict != want
-            case["verify"][variant] = {"verdict": verdict, "first_line": line}
+            case[key][variant] = {"verdict": verdict, "first_line": line}
     if not check:
         with open(path, "w") as f:
             f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -71,10 +93,13 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "bugs"))
     ap.add_argument("--only", action="append")
     ap.add_argument("--verdicts", metavar="GRAPHGUARD")
+    ap.add_argument("--checks", metavar="GRAPHGUARD")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     if a.verdicts:
-        return verdicts(a.verdicts, a.out, a.check)
+        return verdicts(a.verdicts, a.out, a.check, a.only)
+    if a.checks:
+        return verdicts(a.checks, a.out, a.check, a.only, key="check")
     from gg_capture import registry
     cases = a.only or list(registry.BUGS)
     path = os.path.join(a.out, "manifest.json")
@@ -85,6 +110,7 @@ def main(argv=None):
     for case in cases:
         entry = capture_case(case, a.out)
         entry["verify"] = old.get(case, {}).get("verify", {})
+        entry["check"] = old.get(case, {}).get("check", {})
         old[case] = entry
         print(f"make_bugs: {case}", file=sys.stderr)
     if a.only and a.out != os.path.join(ROOT, "tests", "bugs"):

@@ -3,6 +3,9 @@
 # manifest records — correct versions REFINES, buggy versions VIOLATION, and every case not yet
 # caught recorded with verify's first line (the reason) — and, with .venv (torch), regenerating
 # one case gives byte-identical files. Without .venv the regeneration is skipped (laptop mode).
+# With a LibTorch build, `graphguard check` gives the numeric verdicts the manifest records for
+# the gradient cases that only the numeric check catches (about 15 s; the whole column:
+# make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -10,6 +13,12 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --verdicts "$GG" --check
+if "$GG" check --help >/dev/null 2>&1; then
+  python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
+    --only megatron_599_moe_router_sync --only tied_embedding_grad_sync
+else
+  echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
+fi
 
 PY=$ROOT/.venv/bin/python
 if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then

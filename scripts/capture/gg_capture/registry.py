@@ -1,5 +1,5 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import hf, megatron_gpt
+from .models import hf, megatron_cp, megatron_gpt
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -10,7 +10,7 @@ _PROGRAMS = {
 
 
 # The models of tests/corpus (make_corpus.py), in order.
-CORPUS = ["megatron_gpt", "megatron_gpt_sp"]
+CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2"]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).
@@ -48,15 +48,32 @@ BUGS = {
         "Megatron-LM issue #1446 (LayerNorm weight gradients under sequence parallelism)",
         "gradients of sequence-parallel LayerNorm weights are not all-reduced", "joint", 2,
         {"bug": "sp_grads_not_reduced", "sp": True}),
+    "megatron_599_moe_router_sync": (
+        "Megatron-LM issue #599 and PR #619 (SwitchMLP router weights not synchronized in the TP "
+        "group under sequence parallelism)",
+        "the router's weight gradients are partial per sequence shard and not all-reduced",
+        "joint", 2, {"bug": "moe_router_not_synced", "sp": True, "moe": 2}),
+    "rope_cp_position_offset": (
+        "Megatron-LM issue #560 and PR #5243 (RoPE positions under context parallelism)",
+        "each context-parallel rank takes the rotary table's first chunk: positions not offset "
+        "per sequence shard", "fwd", 2, {"bug": "rope_no_cp_offset", "program": "megatron_cp"}),
+    "tied_embedding_grad_sync": (
+        "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
+        "all-reduced between the copies)",
+        "the output layer's gradient of the shared embedding table (its vocabulary shard only) "
+        "is not all-reduced over TP", "joint", 2,
+        {"bug": "tied_embedding_grad_not_synced", "tie_embeddings": True}),
 }
 
 
 def bug_program(case, buggy):
     opts = dict(BUGS[case][4])
     bug = opts.pop("bug")
+    name = f"{case}_{'buggy' if buggy else 'correct'}"
+    if opts.pop("program", None) == "megatron_cp":
+        return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
     sp = opts.pop("sp", False)
-    return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None,
-                                    name=f"{case}_{'buggy' if buggy else 'correct'}", **opts)
+    return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None, name=name, **opts)
 
 
 for _case in BUGS:

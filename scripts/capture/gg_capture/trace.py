@@ -7,9 +7,15 @@ all-reduced first, as Megatron-LM's finalize_model_grads does (unless the progra
 finalize_grads, which the bug benchmark does).
 """
 import torch
+from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import fakedist, fxjson, tp as tpmod
+
+
+# Backward operators GraphGuard's registry lacks, written with ones it has: slice_backward (the
+# gradient of a slice, e.g. transformers' rotate_half) is new_zeros + slice_scatter.
+_DECOMPOSITIONS = get_decompositions([torch.ops.aten.slice_backward])
 
 
 def default_finalize_grads(names, params, grads, tp):
@@ -69,7 +75,7 @@ def _trace(program, tp, mode, groups, rank=0):
     args = [p.detach().clone().requires_grad_(mode == "joint") for p in params]
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
-    gm = make_fx(step, record_stack_traces=True)(*args)
+    gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
     if groups is None:
         groups = {}
         for node in gm.graph.nodes:

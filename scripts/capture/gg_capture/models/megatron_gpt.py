@@ -10,8 +10,41 @@ from .. import fakedist, tp as tpmod
 from .base import Program, full
 
 
+class SwitchMLP(torch.nn.Module):
+    """Megatron-LM's SwitchMLP (top-1 mixture of experts): a replicated router (torch.nn.Linear)
+    and experts that are tensor-parallel MLPs. Every expert runs on every token and the top-1 mask
+    picks one (dense, so the graph has no data-dependent shapes; the result is the same). Under
+    sequence parallelism each rank's router sees its sequence shard only, so its weight gradient
+    is partial and must be all-reduced over the TP group (the sequence_parallel mark, PR #619);
+    issue #599: it was not, and the routers of one TP group drifted apart."""
+
+    def __init__(self, hidden, ffn, experts, tp, sp, bug=None):
+        super().__init__()
+        self.tp, self.sp = tp, sp
+        self.router = torch.nn.Linear(hidden, experts)
+        self.router.weight.data, self.router.bias.data = full(experts, hidden), full(experts)
+        if sp and bug != "moe_router_not_synced":
+            for p in self.router.parameters():
+                tpmod.sequence_parallel(p)
+        self.fc1 = torch.nn.ModuleList(
+            tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp, sequence_parallel=sp)
+            for _ in range(experts))
+        self.fc2 = torch.nn.ModuleList(
+            tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp, sequence_parallel=sp)
+            for _ in range(experts))
+
+    def forward(self, x):
+        probs = F.softmax(self.router(x), dim=-1)  # [s, b, experts]
+        top = probs.max(dim=-1, keepdim=True)[0]
+        gate = probs.masked_fill(probs < top, 0.0)  # top-1 probability, 0 for the other experts
+        out = 0.0
+        for g, fc1, fc2 in zip(gate.split(1, dim=-1), self.fc1, self.fc2):
+            out = out + g * fc2(F.gelu(fc1(x)))
+        return out
+
+
 class Block(torch.nn.Module):
-    def __init__(self, hidden, heads, ffn, tp, sp, bug=None, qk_norm=False):
+    def __init__(self, hidden, heads, ffn, tp, sp, bug=None, qk_norm=False, moe=0):
         super().__init__()
         self.tp, self.sp, self.heads, self.hidden, self.bug = tp, sp, heads, hidden, bug
         # QK-norm over the whole query width (as OLMo-2 / some Qwen variants); vLLM #3775
@@ -23,9 +56,13 @@ class Block(torch.nn.Module):
         self.proj = tpmod.RowParallelLinear(full(hidden, hidden), full(hidden), tp,
                                             sequence_parallel=sp)
         self.ln2 = torch.nn.LayerNorm(hidden)
-        self.fc1 = tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp, sequence_parallel=sp)
-        self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp, sequence_parallel=sp,
-                                           skip_reduce=bug == "no_row_allreduce")
+        self.moe = SwitchMLP(hidden, ffn, moe, tp, sp, bug) if moe else None
+        if not moe:
+            self.fc1 = tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp,
+                                                  sequence_parallel=sp)
+            self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp,
+                                               sequence_parallel=sp,
+                                               skip_reduce=bug == "no_row_allreduce")
         if sp:
             for p in (*self.ln1.parameters(), *self.ln2.parameters()):
                 tpmod.sequence_parallel(p)
@@ -58,6 +95,8 @@ class Block(torch.nn.Module):
 
     def forward(self, x, mask):
         x = x + self.attention(self.ln1(x), mask)
+        if self.moe is not None:
+            return x + self.moe(self.ln2(x))
         y = self.fc2(F.gelu(self.fc1(self.ln2(x))))
         if self.bug == "double_allreduce":  # vLLM #49122: the MLP output reduced a second time
             y = tpmod.reduce_from_tp(y, self.tp)
@@ -65,21 +104,29 @@ class Block(torch.nn.Module):
 
 
 class GPT(torch.nn.Module):
-    def __init__(self, cfg, tp, sp, bug=None, qk_norm=False, label_smoothing=0.0, micro_batches=1):
+    def __init__(self, cfg, tp, sp, bug=None, qk_norm=False, label_smoothing=0.0, micro_batches=1,
+                 moe=0, tie_embeddings=False):
         super().__init__()
         self.tp, self.sp, self.bug = tp, sp, bug
         self.label_smoothing, self.micro_batches = label_smoothing, micro_batches
-        self.embed = tpmod.VocabParallelEmbedding(full(cfg["vocab"], cfg["hidden"]), tp)
+        # tied input/output embeddings: a replicated table whose rows the head reads per vocab
+        # shard (the head's gradient must be all-reduced over TP, see head_weight)
+        self.tie = tie_embeddings
+        if tie_embeddings:
+            self.embed = torch.nn.Embedding(cfg["vocab"], cfg["hidden"])
+            self.embed.weight.data = full(cfg["vocab"], cfg["hidden"])
+        else:
+            self.embed = tpmod.VocabParallelEmbedding(full(cfg["vocab"], cfg["hidden"]), tp)
         self.pos = torch.nn.Embedding(cfg["seq"], cfg["hidden"])
         self.layers = torch.nn.ModuleList(
-            Block(cfg["hidden"], cfg["heads"], cfg["ffn"], tp, sp, bug, qk_norm)
+            Block(cfg["hidden"], cfg["heads"], cfg["ffn"], tp, sp, bug, qk_norm, moe)
             for _ in range(cfg["layers"]))
         self.ln_f = torch.nn.LayerNorm(cfg["hidden"])
         if sp:
             tpmod.sequence_parallel(self.ln_f.weight)
             tpmod.sequence_parallel(self.ln_f.bias)
-        self.head = tpmod.ColumnParallelLinear(full(cfg["vocab"], cfg["hidden"]), None, tp,
-                                               sequence_parallel=sp)
+        self.head = None if tie_embeddings else tpmod.ColumnParallelLinear(
+            full(cfg["vocab"], cfg["hidden"]), None, tp, sequence_parallel=sp)
 
     def forward(self, input_ids, position_ids, attention_mask, labels):
         if self.micro_batches == 1:
@@ -99,11 +146,24 @@ class GPT(torch.nn.Module):
             x = tpmod.scatter_to_sp(x, 0, self.tp)
         for layer in self.layers:
             x = layer(x, attention_mask)
-        logits = self.head(self.ln_f(x))  # [s, b, v / tp]
+        logits = self.head(self.ln_f(x)) if self.head else self.tied_head(self.ln_f(x))  # [s, b, v / tp]
         return tpmod.vocab_parallel_cross_entropy(
             logits, labels.t(), self.tp, label_smoothing=self.label_smoothing,
             local_vocab_bug=self.bug == "label_smoothing_local_vocab",
             local_softmax_bug=self.bug == "local_softmax")
+
+
+    def tied_head(self, x):
+        """Logits of this rank's vocabulary shard from the shared embedding table. Only the shard's
+        rows get a gradient here, so that gradient is all-reduced over TP (copy_to_tp's backward)
+        before it joins the lookup's, keeping the replicated table identical on every rank; the bug
+        (Megatron-LM #299/#844 pattern: the tied copy's gradient not synchronised) leaves it out."""
+        w = self.embed.weight
+        if self.bug != "tied_embedding_grad_not_synced":
+            w = tpmod.copy_to_tp(w, self.tp)
+        per = w.shape[0] // self.tp.size
+        # the input as a column-parallel layer takes it (its gradient is partial per vocab shard)
+        return F.linear(tpmod.copy_to_tp(x, self.tp), w.split(per, 0)[self.tp.rank])
 
 
 class MegatronGPT(Program):

@@ -1,0 +1,124 @@
+"""A Megatron-style transformer layer ([sequence, batch, hidden]) with rotary position embedding
+under context parallelism: every rank holds one contiguous chunk of the sequence, applies RoPE to
+its own queries and keys, and all-gathers keys and values along the sequence for attention (the
+all-gather form of context parallelism; ring attention exchanges the same blocks in steps).
+
+RoPE follows Megatron-LM: the rotary table is built for the whole sequence (from the position ids
+and inv_freq, the same on every rank) and each rank keeps its chunk of it
+(`get_pos_emb_on_this_cp_rank`). The bug of the benchmark keeps the first chunk on every rank:
+positions not offset per sequence shard, so rank r > 0 rotates its tokens as if they were at the
+start of the sequence (Megatron-LM issue #560, PR #5243 for the packed-sequence variant)."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .. import tp as tpmod
+from .base import Program, full
+
+
+def rotate_half(x):
+    """[x1, x2] -> [-x2, x1] along the last dim (GPT-NeoX / Llama style)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class _GatherSequence(torch.autograd.Function):
+    """All-gather along the sequence forward, reduce-scatter backward (keys and values under CP)."""
+    @staticmethod
+    def forward(ctx, x, cp):
+        ctx.cp = cp
+        return tpmod._all_gather(x, 0, cp)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tpmod._reduce_scatter(g, 0, ctx.cp), None
+
+
+def gather_sequence(x, cp):
+    return x if cp.size == 1 else _GatherSequence.apply(x, cp)
+
+
+class CPLayer(torch.nn.Module):
+    def __init__(self, cfg, cp, bug=None):
+        super().__init__()
+        h, self.heads, self.cp, self.bug = cfg["hidden"], cfg["heads"], cp, bug
+        d = h // self.heads
+        # replicated weights: context parallelism splits the tokens, not the parameters
+        self.ln = torch.nn.LayerNorm(h)
+        self.q, self.k, self.v, self.proj = (torch.nn.Linear(h, h) for _ in range(4))
+        for lin in (self.q, self.k, self.v, self.proj):
+            lin.weight.data, lin.bias.data = full(h, h), full(h)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
+
+    def rotary(self, position_ids, local):
+        """cos and sin [local, 1, 1, d] of this rank's tokens: the cache of the whole sequence
+        (the same on every rank), then this rank's chunk of it."""
+        freqs = position_ids.float()[:, None] * self.inv_freq[None, :]  # [S, d/2]
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None, None, :]
+        start = 0 if self.bug == "rope_no_cp_offset" else self.cp.rank * local
+        # get_pos_emb_on_this_cp_rank; the bug starts every rank's chunk at position 0
+        return emb.cos().narrow(0, start, local), emb.sin().narrow(0, start, local)
+
+    def forward(self, x, position_ids, attention_mask):
+        s, b, h = x.shape
+        n = self.heads
+        d = h // n
+        cos, sin = self.rotary(position_ids, s)
+        y = self.ln(x)
+        q, k, v = (lin(y).reshape(s, b, n, d) for lin in (self.q, self.k, self.v))
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k, v = gather_sequence(k, self.cp), gather_sequence(v, self.cp)  # [S, b, n, d]
+        seq = k.shape[0]
+        # [s, b, n, d] -> [b * n, s, d]: the batched products of Megatron-LM's CoreAttention
+        q = q.reshape(s, b * n, d).transpose(0, 1)
+        k = k.reshape(seq, b * n, d).transpose(0, 1)
+        v = v.reshape(seq, b * n, d).transpose(0, 1)
+        scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d)  # [b * n, s, S]
+        probs = F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
+        ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, h)
+        return x + self.proj(ctx)
+
+
+class _Net(torch.nn.Module):
+    def __init__(self, cfg, cp, bug):
+        super().__init__()
+        self.layer = CPLayer(cfg, cp, bug)
+
+    def forward(self, hidden, position_ids, attention_mask):
+        return (self.layer(hidden, position_ids, attention_mask),)
+
+
+class MegatronCP(Program):
+    """Context parallelism over the whole world: hidden states and the causal mask's query rows
+    sharded along the sequence, position ids replicated (RoPE's table is built for all of them)."""
+    plan = ("context parallelism: sequence chunks per rank, keys/values all-gathered "
+            "(scripts/capture/gg_capture/models/megatron_cp.py)")
+
+    def __init__(self, bug=None, name=None):
+        self.name = name or "megatron_cp_rope"
+        self.bug = bug
+        self.config = {"hidden": 32, "heads": 4, "seq": 8, "batch": 1, "layers": 1}
+        if bug:
+            self.config["bug"] = bug
+
+    def build(self, tp):
+        return _Net(self.config, tp, self.bug)
+
+    def data(self, tp):
+        c = self.config
+        g = torch.Generator().manual_seed(1)
+        seq, local = c["seq"], c["seq"] // tp.size
+        hidden = torch.randn(seq, c["batch"], c["hidden"], generator=g)
+        mask = torch.ones(seq, seq, dtype=torch.bool).triu(1).reshape(1, seq, seq)
+        # rank r holds its chunk of the sequence; the mask's rows are its queries (global positions)
+        return {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
+                "position_ids": torch.arange(seq),
+                "attention_mask": mask.narrow(1, tp.rank * local, local).contiguous()}
+
+    def data_placement(self, name):
+        return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}.get(name, ("replicate",))
+
+    def output_placements(self):
+        return [("shard", 0)]
