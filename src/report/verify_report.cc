@@ -421,7 +421,11 @@ RelationTable RelationTableFromJson(const nlohmann::json& report, const std::str
     BadReport(file, "\"tensors\" is missing or not an object");
   }
   RelationTable table;
-  for (const auto& [name, entry] : tensors->items()) {
+  for (const auto& item : tensors->items()) {
+    // Named copies, not a structured binding: lambdas capture these (clang before 16 refuses
+    // captured bindings).
+    const std::string& name = item.key();
+    const nlohmann::json& entry = item.value();
     auto bad = [&](const std::string& what) {
       BadReport(file, "tensor \"" + name + "\": " + what);
     };
