@@ -7,11 +7,18 @@
 #ifdef GG_NUMERIC_COMMANDS
 #include "cli/numeric_commands.h"
 #endif
+#ifdef GG_DISTRIBUTED_CHECK
+#include "cli/distributed_commands.h"
+#endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
 #ifdef GG_NUMERIC_COMMANDS
   gg::cli::AddCommands(gg::cli::NumericCommands());
+#endif
+#ifdef GG_DISTRIBUTED_CHECK
+  // MPI is initialized by the command itself, and only for `check --distributed`.
+  gg::cli::SetDistributedCheckRunner(gg::cli::RunDistributedCheckCommand);
 #endif
   int code = gg::cli::RunGraphGuard(args, std::cout, std::cerr);
   std::cout.flush();

@@ -29,7 +29,12 @@ const char kCheckHelp[] =
     "--resize OLD=NEW,... runs at smaller sizes (every extent OLD becomes NEW, re-type-checked);\n"
     "--resize-dist gives D its own map when its extents differ (sequence-parallel shards).\n"
     "Exit codes: 0 every relation holds, 1 a relation fails, 2 bad input or usage, 3 a relation\n"
-    "could not be evaluated.";
+    "could not be evaluated.\n"
+    "--distributed (under mpirun -np N, N = D's world size): process r runs D's rank r with MPI\n"
+    "collectives; inputs are drawn from the same seed on every process; rank 0 also runs S,\n"
+    "receives the D tensors the relations need and writes the same report as without it (native\n"
+    "MPI sums may round differently; --exact-collectives makes it identical). Every process exits\n"
+    "with rank 0's code; the others print nothing.";
 
 struct VerifyReport {
   std::string verdict;
@@ -89,49 +94,81 @@ VerifyReport LoadVerifyReport(const std::string& path, const ir::Graph& s_graph,
   return result;
 }
 
+CommandHandler& DistributedCheckRunner() {
+  static CommandHandler runner;
+  return runner;
+}
+
 int RunCheckCommand(const ParsedCommand& command, std::ostream& out) {
-  runtime::CheckRunInfo info;
+  if (command.Has("--distributed")) {
+    if (!DistributedCheckRunner()) {
+      throw UsageError(
+          "--distributed needs a graphguard built with MPI, and this build has none (install "
+          "Open MPI, e.g. apt-get install libopenmpi-dev, and configure again: the configure "
+          "step prints 'MPI yes')");
+    }
+    return DistributedCheckRunner()(command, out);
+  }
+  if (command.Has("--exact-collectives")) {
+    throw UsageError("--exact-collectives applies to --distributed only");
+  }
+  CheckSetup setup = PrepareCheck(command);
+  runtime::CheckResult result = runtime::RunCheck(setup.s_graph, setup.d_program, setup.relations,
+                                                  setup.inferred, setup.options);
+  return ReportCheck(command, setup, result, out);
+}
+
+}  // namespace
+
+CheckSetup PrepareCheck(const ParsedCommand& command) {
+  CheckSetup setup;
+  runtime::CheckRunInfo& info = setup.info;
   info.tool = VersionLine();
   info.seq = command.One("--seq");
   info.dist = command.Many("--dist");
   info.relations = command.One("--relations");
   info.timing = !command.Has("--no-timing");
-  runtime::CheckOptions options;
-  options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+  setup.options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
 
-  ir::Graph s_graph = frontend::LoadGraph(info.seq);
-  ir::Program d_program = frontend::LoadProgram(info.dist);
-  ApplyResize(command, &s_graph, &d_program, &info.resize, &info.resize_dist);
+  setup.s_graph = frontend::LoadGraph(info.seq);
+  setup.d_program = frontend::LoadProgram(info.dist);
+  ApplyResize(command, &setup.s_graph, &setup.d_program, &info.resize, &info.resize_dist);
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(info.relations);
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, s_graph, d_program);
-  if (relations.expected_outputs.empty()) {
+  setup.relations = symbolic::EvaluateSpec(spec, setup.s_graph, setup.d_program);
+  if (setup.relations.expected_outputs.empty()) {
     throw InputError(info.relations, 0, "the spec lists no expected output relation");
   }
-  std::vector<symbolic::Relation> inferred;
   if (command.Has("--from-verify")) {
     info.from_verify = command.One("--from-verify");
-    VerifyReport report = LoadVerifyReport(info.from_verify, s_graph, d_program);
+    VerifyReport report = LoadVerifyReport(info.from_verify, setup.s_graph, setup.d_program);
     info.verify_verdict = report.verdict;
-    inferred = std::move(report.relations);
+    setup.inferred = std::move(report.relations);
     if (report.first_failure) {
-      if (std::optional<ir::NodeId> node = ir::FindNode(s_graph, *report.first_failure)) {
-        options.classify = runtime::TensorOutputs(s_graph, *node);
+      if (std::optional<ir::NodeId> node = ir::FindNode(setup.s_graph, *report.first_failure)) {
+        setup.options.classify = runtime::TensorOutputs(setup.s_graph, *node);
       }
     }
   }
-  runtime::CheckResult result = runtime::RunCheck(s_graph, d_program, relations, inferred, options);
+  return setup;
+}
+
+int ReportCheck(const ParsedCommand& command, const CheckSetup& setup,
+                const runtime::CheckResult& result, std::ostream& out) {
   std::string json_path = command.One("--json");
   if (!json_path.empty()) {
-    WriteOutput(json_path, runtime::CheckReportJson(result, s_graph, info).dump(2) + "\n", out);
+    WriteOutput(json_path,
+                runtime::CheckReportJson(result, setup.s_graph, setup.info).dump(2) + "\n", out);
   }
-  if (json_path != "-") out << runtime::FormatCheckText(result, s_graph, info);
+  if (json_path != "-") out << runtime::FormatCheckText(result, setup.s_graph, setup.info);
   std::string outcome = runtime::CheckOutcome(result);
   if (outcome == "HOLDS") return report::kExitOk;
   if (outcome == "FAILS") return report::kExitViolation;
   return report::kExitUnknown;
 }
 
-}  // namespace
+void SetDistributedCheckRunner(CommandHandler runner) {
+  DistributedCheckRunner() = std::move(runner);
+}
 
 Command CheckCommand() {
   CommandSpec spec;
@@ -147,6 +184,12 @@ Command CheckCommand() {
       OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
       OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
       OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
+      OptionSpec::Flag("--distributed",
+                       "under mpirun -np N (N = D's ranks): process r runs rank r of D with MPI "
+                       "collectives, rank 0 runs S and writes the report (MPI builds)"),
+      OptionSpec::Flag("--exact-collectives",
+                       "with --distributed: collectives computed as the single-process run "
+                       "does (every member's input gathered), so the report is identical"),
   };
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kCheckHelp;

@@ -98,16 +98,11 @@ std::string_view RelationKindName(RelationKind kind) {
   return "?";
 }
 
-CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
-                     const symbolic::SpecResult& spec,
-                     const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
-  CheckResult result;
-  result.seed = options.seed;
-  ProgramInputs inputs = SynthesizeInputs(s_graph, d_program, spec, options.seed);
-  result.input_notes = inputs.notes;
-
-  // The relations to evaluate, grouped by S tensor.
-  std::map<ir::TensorRef, std::vector<RelationCheck>> pending;
+CheckPlan PlanCheck(const ir::Graph& s_graph, const ir::Program& d_program,
+                    const symbolic::SpecResult& spec,
+                    const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
+  CheckPlan plan;
+  std::map<ir::TensorRef, std::vector<RelationCheck>>& pending = plan.pending;
   auto add = [&](const symbolic::Relation& relation, RelationKind kind) {
     RelationCheck check;
     check.relation = relation;
@@ -128,75 +123,113 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
   // rebuild. When those would not fit the memory budget, the S tensors are split into passes in
   // S order, each re-running D and S (the perturbed S run happens once, in the first pass).
   const size_t world = static_cast<size_t>(d_program.world_size());
-  std::vector<std::vector<ir::TensorRef>> passes;
-  std::vector<std::vector<std::set<ir::TensorRef>>> pass_keep;
-  {
-    const uint64_t budget = options.memory_budget ? options.memory_budget : DefaultMemoryBudget();
-    uint64_t bytes = 0;
-    for (const auto& [tensor, checks] : pending) {
-      std::vector<std::set<ir::TensorRef>> leaves(world);
-      for (const RelationCheck& c : checks) CollectLeaves(c.relation.expr, &leaves);
-      uint64_t added = 0;
+  std::vector<std::vector<ir::TensorRef>>& passes = plan.passes;
+  std::vector<std::vector<std::set<ir::TensorRef>>>& pass_keep = plan.keep;
+  const uint64_t budget = options.memory_budget ? options.memory_budget : DefaultMemoryBudget();
+  uint64_t bytes = 0;
+  for (const auto& [tensor, checks] : pending) {
+    std::vector<std::set<ir::TensorRef>> leaves(world);
+    for (const RelationCheck& c : checks) CollectLeaves(c.relation.expr, &leaves);
+    uint64_t added = 0;
+    for (size_t r = 0; r < world; ++r) {
+      for (const ir::TensorRef& ref : leaves[r]) {
+        if (!passes.empty() && pass_keep.back()[r].count(ref)) continue;
+        added += KeptBytes(d_program.rank(static_cast<int32_t>(r)), ref);
+      }
+    }
+    if (passes.empty() || (bytes + added > budget && !passes.back().empty())) {
+      passes.emplace_back();
+      pass_keep.emplace_back(world);
+      bytes = 0;
+      added = 0;
       for (size_t r = 0; r < world; ++r) {
         for (const ir::TensorRef& ref : leaves[r]) {
-          if (!passes.empty() && pass_keep.back()[r].count(ref)) continue;
           added += KeptBytes(d_program.rank(static_cast<int32_t>(r)), ref);
         }
       }
-      if (passes.empty() || (bytes + added > budget && !passes.back().empty())) {
-        passes.emplace_back();
-        pass_keep.emplace_back(world);
-        bytes = 0;
-        added = 0;
-        for (size_t r = 0; r < world; ++r) {
-          for (const ir::TensorRef& ref : leaves[r]) {
-            added += KeptBytes(d_program.rank(static_cast<int32_t>(r)), ref);
+    }
+    bytes += added;
+    passes.back().push_back(tensor);
+    for (size_t r = 0; r < world; ++r)
+      pass_keep.back()[r].insert(leaves[r].begin(), leaves[r].end());
+  }
+  if (passes.empty()) {
+    passes.emplace_back();
+    pass_keep.emplace_back(world);
+  }
+  return plan;
+}
+
+ValueObserver DFingerprintObserver(const ir::Graph& s_graph, const ir::Program& d_program,
+                                   const CheckOptions& options, FingerprintTable* table) {
+  if (options.classify.empty()) return {};
+  std::vector<const ir::Graph*> graphs;
+  for (const ir::Graph& g : d_program.ranks) graphs.push_back(&g);
+  // Only D tensors that could take part in a candidate for a classified S tensor: as many
+  // dimensions, or as many elements, and no more than world-size times its elements.
+  auto fingerprint = FingerprintObserver(table, graphs);
+  std::vector<std::pair<int64_t, int64_t>> wanted;  // (dims, elements) of the S tensors
+  for (const ir::TensorRef& ref : options.classify) {
+    const ir::TensorType& type = s_graph.type(ref);
+    int64_t elements = 1;
+    for (const ir::Dim& d : type.shape) elements *= d.is_static() ? d.value() : 1;
+    wanted.emplace_back(static_cast<int64_t>(type.shape.size()), elements);
+  }
+  const int64_t world_size = d_program.world_size();
+  return
+      [fingerprint, wanted, world_size](int32_t rank, ir::TensorRef ref, const at::Tensor& value) {
+        for (const auto& [dims, elements] : wanted) {
+          if ((value.dim() == dims || value.numel() == elements) &&
+              value.numel() <= elements * world_size) {
+            fingerprint(rank, ref, value);
+            return;
           }
         }
-      }
-      bytes += added;
-      passes.back().push_back(tensor);
-      for (size_t r = 0; r < world; ++r)
-        pass_keep.back()[r].insert(leaves[r].begin(), leaves[r].end());
-    }
-    if (passes.empty()) {
-      passes.emplace_back();
-      pass_keep.emplace_back(world);
-    }
-  }
-  result.passes = passes.size();
+      };
+}
 
+ExecutionOptions CheckExecutionOptions(const CheckOptions& options) {
   ExecutionOptions exec;
   exec.dropout_off = options.dropout_off;
   exec.seed = options.seed;
   exec.keep_outputs = false;  // only observed and kept values matter
+  return exec;
+}
+
+CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
+                     const symbolic::SpecResult& spec,
+                     const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
+  ProgramInputs inputs = SynthesizeInputs(s_graph, d_program, spec, options.seed);
+  CheckPlan plan = PlanCheck(s_graph, d_program, spec, inferred, options);
+  auto run_d = [&](size_t pass, const ExecutionOptions& exec, FingerprintTable* fingerprints) {
+    ExecutionOptions d_exec = exec;
+    if (fingerprints)
+      d_exec.observe = DFingerprintObserver(s_graph, d_program, options, fingerprints);
+    std::vector<ExecutionResult> results =
+        ExecuteProgram(d_program, inputs.d, d_exec, plan.keep[pass]);
+    DPass d;
+    d.random_mode = results.empty() ? "dropout off" : results[0].random_mode;
+    for (ExecutionResult& r : results) d.kept.push_back(std::move(r.kept));
+    return d;
+  };
+  return RunCheckPasses(s_graph, d_program, plan, inputs, options, run_d);
+}
+
+CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_program, CheckPlan plan,
+                           const ProgramInputs& inputs, const CheckOptions& options,
+                           const DPassRunner& run_d) {
+  CheckResult result;
+  result.seed = options.seed;
+  result.input_notes = inputs.notes;
+  std::map<ir::TensorRef, std::vector<RelationCheck>>& pending = plan.pending;
+  const std::vector<std::vector<ir::TensorRef>>& passes = plan.passes;
+  result.passes = passes.size();
+
+  const ExecutionOptions exec = CheckExecutionOptions(options);
   FingerprintTable d_prints, s_prints;
   const bool classify = !options.classify.empty();
-  std::function<void(int32_t, ir::TensorRef, const at::Tensor&)> d_fingerprint, s_fingerprint;
+  ValueObserver s_fingerprint;
   if (classify) {
-    std::vector<const ir::Graph*> graphs;
-    for (const ir::Graph& g : d_program.ranks) graphs.push_back(&g);
-    // Only D tensors that could take part in a candidate for a classified S tensor: as many
-    // dimensions, or as many elements, and no more than world-size times its elements.
-    auto fingerprint = FingerprintObserver(&d_prints, graphs);
-    std::vector<std::pair<int64_t, int64_t>> wanted;  // (dims, elements) of the S tensors
-    for (const ir::TensorRef& ref : options.classify) {
-      const ir::TensorType& type = s_graph.type(ref);
-      int64_t elements = 1;
-      for (const ir::Dim& d : type.shape) elements *= d.is_static() ? d.value() : 1;
-      wanted.emplace_back(static_cast<int64_t>(type.shape.size()), elements);
-    }
-    const int64_t world_size = d_program.world_size();
-    d_fingerprint = [fingerprint, wanted, world_size](int32_t rank, ir::TensorRef ref,
-                                                      const at::Tensor& value) {
-      for (const auto& [dims, elements] : wanted) {
-        if ((value.dim() == dims || value.numel() == elements) &&
-            value.numel() <= elements * world_size) {
-          fingerprint(rank, ref, value);
-          return;
-        }
-      }
-    };
     auto s_print = FingerprintObserver(&s_prints, {&s_graph});
     std::set<ir::TensorRef> classified(options.classify.begin(), options.classify.end());
     s_fingerprint = [s_print, classified](int32_t rank, ir::TensorRef ref,
@@ -208,12 +241,10 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
   std::map<ir::TensorRef, std::pair<at::Tensor, at::Tensor>> samples;  // indices, values
   for (size_t pass = 0; pass < passes.size(); ++pass) {
     const bool first = pass == 0;
-    ExecutionOptions d_exec = exec;
-    if (first && d_fingerprint) d_exec.observe = d_fingerprint;
     auto start = std::chrono::steady_clock::now();
-    std::vector<ExecutionResult> d_results;
+    DPass d_run;
     try {
-      d_results = ExecuteProgram(d_program, inputs.d, d_exec, pass_keep[pass]);
+      d_run = run_d(pass, exec, first && classify ? &d_prints : nullptr);
     } catch (const InputError& e) {
       if (!first) throw;
       // S must run on the same inputs (else the inputs, not D, are at fault: rethrown).
@@ -227,11 +258,13 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
       return result;
     }
     result.seconds_d += Seconds(start);
-    result.random_mode = d_results.empty() ? "dropout off" : d_results[0].random_mode;
+    result.random_mode = d_run.random_mode;
     DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
       if (rank < 0 || rank >= d_program.world_size()) return at::Tensor();
-      const ExecutionResult& r = d_results[static_cast<size_t>(rank)];
-      if (auto it = r.kept.find(ref); it != r.kept.end()) return it->second;
+      if (static_cast<size_t>(rank) < d_run.kept.size()) {
+        const std::map<ir::TensorRef, at::Tensor>& kept = d_run.kept[static_cast<size_t>(rank)];
+        if (auto it = kept.find(ref); it != kept.end()) return it->second;
+      }
       const ir::Graph& g = d_program.rank(rank);
       for (size_t i = 0; i < g.inputs.size(); ++i) {
         if (g.inputs[i] == ref.node && ref.output == 0) return inputs.d[rank].inputs[i];

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "runtime/compare.h"
 #include "runtime/executor.h"
 #include "runtime/fingerprint_match.h"
+#include "runtime/input_synthesis.h"
 #include "symbolic/relation.h"
 #include "symbolic/relation_spec.h"
 
@@ -66,11 +70,54 @@ struct CheckResult {
 // is None), to classify.
 std::vector<ir::TensorRef> TensorOutputs(const ir::Graph& graph, ir::NodeId node);
 
-// Runs the check. `inferred` are relations from a verify report (may be empty). Throws
-// gg::InputError for inputs that cannot be synthesized or graphs that fail to execute.
+// Runs the check, every rank of D in this process with reference collectives. `inferred` are
+// relations from a verify report (may be empty). Throws gg::InputError for inputs that cannot be
+// synthesized or graphs that fail to execute.
 CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
                      const symbolic::SpecResult& spec,
                      const std::vector<symbolic::Relation>& inferred,
                      const CheckOptions& options = {});
+
+// ---- the parts RunCheck shares with the distributed mode (runtime/mpi/distributed_check.h) ----
+// Both plan the same passes from the same inputs, so every process of a distributed run knows
+// which D tensors each pass keeps without being told; only how D runs differs.
+
+// The relations to evaluate, grouped by S tensor, and the passes that keep D's kept tensors
+// within the memory budget.
+struct CheckPlan {
+  std::map<ir::TensorRef, std::vector<RelationCheck>> pending;
+  std::vector<std::vector<ir::TensorRef>> passes;          // S tensors compared in each pass
+  std::vector<std::vector<std::set<ir::TensorRef>>> keep;  // per pass, per rank: D tensors kept
+};
+CheckPlan PlanCheck(const ir::Graph& s_graph, const ir::Program& d_program,
+                    const symbolic::SpecResult& spec,
+                    const std::vector<symbolic::Relation>& inferred, const CheckOptions& options);
+
+// The observe hook of D's first run when classifying: fingerprints into `table` the D tensors
+// that could take part in a candidate for a classified S tensor (as many dimensions or elements,
+// and at most world-size times its elements). Empty when options.classify is.
+using ValueObserver = std::function<void(int32_t rank, ir::TensorRef ref, const at::Tensor&)>;
+ValueObserver DFingerprintObserver(const ir::Graph& s_graph, const ir::Program& d_program,
+                                   const CheckOptions& options, FingerprintTable* table);
+
+// How a check runs S and D: dropout as options say, seeded, graph outputs freed after use.
+ExecutionOptions CheckExecutionOptions(const CheckOptions& options);
+
+// What one pass of D hands to the comparisons: the kept values of every rank.
+struct DPass {
+  std::vector<std::map<ir::TensorRef, at::Tensor>> kept;  // by rank
+  std::string random_mode;                                // "dropout off", ...
+};
+// Runs D for pass `pass` with `exec` (keeping plan.keep[pass]); in the first pass of a check that
+// classifies, `fingerprints` is the table DFingerprintObserver fills (else null). Throws
+// gg::InputError when D fails to run.
+using DPassRunner =
+    std::function<DPass(size_t pass, const ExecutionOptions& exec, FingerprintTable* fingerprints)>;
+
+// The check on given inputs: per pass, D through `run_d`, then (first pass) the perturbed S run
+// and the plain S run that compares each relation the moment its S tensor exists.
+CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_program, CheckPlan plan,
+                           const ProgramInputs& inputs, const CheckOptions& options,
+                           const DPassRunner& run_d);
 
 }  // namespace gg::runtime

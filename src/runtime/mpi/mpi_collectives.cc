@@ -124,6 +124,11 @@ MPI_Comm MpiCollectives::CommFor(const RankCollective& call) const {
   return it->second;
 }
 
+MPI_Comm MpiCollectives::GroupComm(const std::vector<int32_t>& members) const {
+  auto it = comms_.find(members);
+  return it == comms_.end() ? MPI_COMM_NULL : it->second;
+}
+
 at::Tensor MpiCollectives::Run(const RankCollective& call) {
   MPI_Comm comm = CommFor(call);
   int n = static_cast<int>(call.members.size());

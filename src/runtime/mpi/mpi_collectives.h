@@ -41,6 +41,9 @@ class MpiCollectives {
   // std::invalid_argument for a group it does not know, a rank that is not this process, or
   // inputs the collective does not take (as RunCollective).
   at::Tensor Run(const RankCollective& call);
+  // The sub-communicator of the group with these members (in group order), MPI_COMM_NULL when
+  // this process is not one of them or the program has no such group.
+  MPI_Comm GroupComm(const std::vector<int32_t>& members) const;
   CollectiveBackend Backend() {
     return [this](const RankCollective& call) { return Run(call); };
   }
