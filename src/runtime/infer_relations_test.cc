@@ -90,5 +90,11 @@ TEST(InferRelations, GptTp2OneLayer) {
                              "8=1,12288=1536,96=12,6144=768,98304=1024,49152=512", {0}});
 }
 
+TEST(InferRelations, GptTp4OneLayer) {
+  ExpectEquivalentToExample(
+      {"gpt", 4, 1, "8=1,12288=1536,192=24,98304=1024",
+       "8=1,12288=1536,48=6,3072=384,98304=1024,24576=256,49152=512,73728=768", {0}});
+}
+
 }  // namespace
 }  // namespace gg::runtime
