@@ -2,7 +2,8 @@
 # graphguard check --distributed under mpirun against the single-process check on the same seed,
 # on the shared corpus's Megatron GPT layer 1 at batch 1 (vocabulary 1024):
 #   tp2  mpirun -np 2 with --exact-collectives: stdout (rank 0's report; the other rank prints
-#        nothing) and the JSON report are byte-identical to the single-process run's (--no-timing).
+#        nothing) and the JSON report are byte-identical to the single-process run's (--no-timing);
+#        so is a goal case's report with --from-verify (classified by D's gathered fingerprints).
 #   tp4  mpirun -np 4 with native MPI sums: the same relations with the same verdicts, and errors
 #        within 1e-6 of each other relative to the S tensor (normwise relative errors), since MPI
 #        may sum in another order.
@@ -64,6 +65,21 @@ if [[ $CASE == tp2 ]]; then
   cmp "$TMP/single.txt" "$TMP/dist.txt" ||
     fail "text reports differ (another rank printed?): $(diff "$TMP/single.txt" "$TMP/dist.txt")"
   echo "tp2 exact: identical reports"
+  # Classification by fingerprints (gathered to rank 0) of verify's failure on a goal case: exit 1.
+  G="$ROOT/tests/data/goals/softmax_sharded_dim"
+  GARGS=(check --seq "$G/seq.py" --dist "$G/dist" --relations "$G/spec.rel" --no-timing
+         --from-verify "$TMP/verify.json")
+  "$GG" verify --seq "$G/seq.py" --dist "$G/dist" --relations "$G/spec.rel" \
+    --json "$TMP/verify.json" >/dev/null || true
+  single=0 dist=0
+  "$GG" "${GARGS[@]}" >"$TMP/single.txt" || single=$?
+  "$MPIEXEC" "${MPI_FLAGS[@]}" -np 2 "$GG" "${GARGS[@]}" --distributed --exact-collectives \
+    >"$TMP/dist.txt" 2>"$TMP/dist.err" || dist=$?
+  [[ $single -eq 1 && $dist -eq 1 ]] || fail "classification case: exit $single / $dist"
+  grep -q '^numeric classification of y .*numerically different' "$TMP/dist.txt" ||
+    fail "no classification: $(cat "$TMP/dist.txt")"
+  cmp "$TMP/single.txt" "$TMP/dist.txt" || fail "classification reports differ"
+  echo "tp2 exact: classification report identical"
   exit 0
 fi
 python3 - "$TMP/single.json" "$TMP/dist.json" <<'PY'
