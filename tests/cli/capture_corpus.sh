@@ -4,7 +4,9 @@
 #   1. verify on every case and degree equals manifest.json's verdict (REFINES for the correct
 #      programs; a known limitation is recorded there with verify's first line, never hidden);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
-#   3. with .venv (torch): regenerating megatron_gpt_sp/fwd gives byte-identical files.
+#   3. with .venv (torch): regenerating megatron_gpt_sp/fwd and hf_mixtral/joint (transformers'
+#      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward)
+#      gives byte-identical files.
 # Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
 set -euo pipefail
 GG=$1
@@ -25,6 +27,9 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_corpus: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-"$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" --only megatron_gpt_sp/fwd 2>/dev/null
-diff -r "$CORPUS/megatron_gpt_sp/fwd" "$TMP/corpus/megatron_gpt_sp/fwd"
-echo "capture_corpus: regenerated megatron_gpt_sp/fwd byte-identical"
+"$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" --only megatron_gpt_sp/fwd \
+  --only hf_mixtral/joint 2>/dev/null
+for c in megatron_gpt_sp/fwd hf_mixtral/joint; do
+  diff -r "$CORPUS/$c" "$TMP/corpus/$c"
+done
+echo "capture_corpus: regenerated megatron_gpt_sp/fwd and hf_mixtral/joint byte-identical"

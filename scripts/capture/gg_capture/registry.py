@@ -6,11 +6,13 @@ _PROGRAMS = {
     "megatron_gpt_sp": lambda: megatron_gpt.MegatronGPT(sp=True),
     "hf_llama": lambda: hf.HFCausalLM("hf_llama"),
     "hf_qwen2": lambda: hf.HFCausalLM("hf_qwen2"),
+    "hf_gpt2": lambda: hf.HFCausalLM("hf_gpt2"),
+    "hf_mixtral": lambda: hf.HFCausalLM("hf_mixtral"),
 }
 
 
 # The models of tests/corpus (make_corpus.py), in order.
-CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2"]
+CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral"]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).

@@ -155,7 +155,7 @@ class ColumnParallelLinear(torch.nn.Module):
         x = gather_from_sp(x, self.seq_dim, self.tp) if self.sp else copy_to_tp(x, self.tp)
         y = F.linear(x, self.weight, self.bias)
         if self.gather_output and self.tp.size > 1:
-            y = _all_gather(y, y.dim() - 1, self.tp)
+            y = _GatherFromTP.apply(y, self.tp)
         return y
 
 
@@ -250,3 +250,18 @@ def sequence_parallel(param):
     """Mark a replicated parameter used on sequence shards: its gradient is partial per rank."""
     param.gg_sequence_parallel = True
     return param
+
+
+class _GatherFromTP(torch.autograd.Function):
+    """All-gather along the last dim forward, this rank's chunk backward (Megatron-LM's
+    gather_from_tensor_model_parallel_region). The functional all-gather's own derivative is a
+    reduce-scatter, which sums the ranks' identical gradients of the gathered (replicated) output:
+    world times the gradient. Defined last so the source lines of the layers above stay put."""
+    @staticmethod
+    def forward(ctx, x, tp):
+        ctx.tp = tp
+        return _all_gather(x, x.dim() - 1, tp)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _split(g, g.dim() - 1, ctx.tp), None

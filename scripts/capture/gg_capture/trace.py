@@ -23,6 +23,47 @@ def default_finalize_grads(names, params, grads, tp):
             for p, g in zip(params, grads)]
 
 
+def out_of_place(gm):
+    """Rewrite in-place operators on graph-internal tensors (transformers' Mixtral router divides
+    its top-k weights in place) as their out-of-place overloads: GraphGuard's graphs are value graphs.
+    Later readers of the mutated tensor read the new node. A mutated input, or a tensor with
+    aliases (views) that could observe the mutation, is refused rather than rewritten wrongly."""
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        schema = node.target._schema
+        first = schema.arguments[0] if schema.arguments else None
+        if (first is None or first.alias_info is None or not first.alias_info.is_write
+                or first.kwarg_only):
+            continue
+        namespace, base_name = schema.name.split("::")
+        target = node.args[0]
+        aliased = [u for u in target.users
+                   if u is not node and isinstance(u.target, torch._ops.OpOverload)
+                   and any(r.alias_info is not None for r in u.target._schema.returns)]
+        if not base_name.endswith("_") or target.op != "call_function" or aliased:
+            raise ValueError(f"trace: cannot rewrite in-place {schema.name} on {target.name} "
+                             f"(an input or an aliased tensor)")
+        try:
+            packet = getattr(getattr(torch.ops, namespace), base_name[:-1])
+            functional = getattr(packet, node.target._overloadname)
+        except AttributeError:
+            raise ValueError(
+                f"trace: in-place {schema.name} has no out-of-place overload") from None
+        with gm.graph.inserting_before(node):
+            new = gm.graph.call_function(functional, node.args, node.kwargs)
+        new.meta = dict(node.meta)
+        for user in list(target.users):
+            if order.get(user, -1) > order[node]:  # readers after the mutation
+                user.replace_input_with(target, new)
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+        order[new] = order[node]
+    gm.graph.lint()
+    gm.recompile()
+
+
 def sanitize(fqn):
     return fqn.replace(".", "_")
 
@@ -76,6 +117,7 @@ def _trace(program, tp, mode, groups, rank=0):
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
     gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    out_of_place(gm)
     if groups is None:
         groups = {}
         for node in gm.graph.nodes:

@@ -2,7 +2,22 @@
 downloads) made tensor-parallel by replacing their Linear/Embedding modules with tp.py's
 Megatron-style layers: q/k/v and gate/up column-parallel, o/down row-parallel, the token embedding
 vocabulary-parallel, lm_head column-parallel with its output gathered (transformers' own
-"colwise_rep"). Their attention reshapes with -1 heads, so local heads need no other change."""
+"colwise_rep"). Their attention reshapes with -1 heads, so local heads need no other change.
+
+GPT-2's projections are transformers' Conv1D (y = x W + b with W stored [in, out], a transposed
+Linear): each becomes the tp.py Linear of W^T, so the S graph holds [out, in] weights like the
+other models. Its fused c_attn is column-parallel by sections (q, k, v) and its split width is
+set to the local width; wpe (positions) stays replicated.
+
+Mixtral (the mixture-of-experts model): its experts are transformers' 3D parameters (gate_up_proj
+[E, 2F, H], down_proj [E, H, F]) run by transformers' "batched_mm" experts implementation (every
+token's top-k experts gathered by index: no data-dependent shapes, unlike the eager loop over
+nonzero()). Each expert is tensor-parallel like the dense MLP: gate_up column-parallel by sections
+(gate, up), down row-parallel. The router stays replicated; the MoE block's input enters the TP
+region (copy_to_tp) and its output, a sum of partial expert outputs weighted by the router, is
+all-reduced once. The router's weight gradient is then partial per rank (each rank sees only its
+slice of the expert outputs the routing weights multiply), so it is all-reduced like a
+sequence-parallel parameter's (Megatron-LM's TopKRouter does the same)."""
 import torch
 
 from .. import tp as tpmod
@@ -10,7 +25,8 @@ from .base import Program
 
 SEQ = 8
 _COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_fc")
-_ROW = ("o_proj", "down_proj")
+_ROW = ("o_proj", "down_proj", "c_proj")
+_EMBEDDING = ("embed_tokens", "wte")
 
 
 def _configs():
@@ -20,7 +36,24 @@ def _configs():
     return {
         "hf_llama": lambda: T.LlamaConfig(num_attention_heads=4, num_key_value_heads=4, **common),
         "hf_qwen2": lambda: T.Qwen2Config(num_attention_heads=8, num_key_value_heads=4, **common),
+        # bos/eos inside the tiny vocabulary (GPT-2's defaults, 50256, would only warn)
+        "hf_gpt2": lambda: T.GPT2Config(vocab_size=64, n_embd=32, n_head=4, n_inner=64, n_layer=1,
+                                        n_positions=16, tie_word_embeddings=False,
+                                        bos_token_id=0, eos_token_id=0),
+        "hf_mixtral": lambda: T.MixtralConfig(num_attention_heads=4, num_key_value_heads=4,
+                                              num_local_experts=4, num_experts_per_tok=2,
+                                              **common),
     }
+
+
+_PLANS = {
+    "hf_gpt2": ("transformers GPT-2, Conv1D (as the Linear of its transposed weight) and "
+                "Embedding replaced by tp.py's Megatron-style layers "
+                "(scripts/capture/gg_capture/models/hf.py)"),
+    "hf_mixtral": ("transformers Mixtral (batched_mm experts), Linear/Embedding replaced by "
+                   "tp.py's Megatron-style layers, experts sharded like the dense MLP, router "
+                   "replicated (scripts/capture/gg_capture/models/hf.py)"),
+}
 
 
 class HFCausalLM(Program):
@@ -29,32 +62,45 @@ class HFCausalLM(Program):
 
     def __init__(self, name):
         self.name = name
+        self.plan = _PLANS.get(name, self.plan)
         cfg = _configs()[name]()
         cfg._attn_implementation = "eager"
+        if name == "hf_mixtral":
+            cfg._experts_implementation = "batched_mm"
         self.hf_config = cfg
         self.config = {"model_type": cfg.model_type, "vocab": cfg.vocab_size,
                        "hidden": cfg.hidden_size, "heads": cfg.num_attention_heads,
-                       "kv_heads": cfg.num_key_value_heads, "ffn": cfg.intermediate_size,
+                       "kv_heads": getattr(cfg, "num_key_value_heads", cfg.num_attention_heads),
+                       "ffn": getattr(cfg, "intermediate_size", None) or cfg.n_inner,
                        "layers": cfg.num_hidden_layers, "seq": SEQ, "batch": 1}
+        if hasattr(cfg, "num_local_experts"):
+            self.config.update(experts=cfg.num_local_experts, top_k=cfg.num_experts_per_tok)
 
     def build(self, tp):
         import transformers as T
+        from transformers.pytorch_utils import Conv1D
         torch.manual_seed(0)
         model = T.AutoModelForCausalLM.from_config(self.hf_config)
         for name, module in list(model.named_modules()):
             for child_name, child in list(module.named_children()):
                 new = None
-                if isinstance(child, torch.nn.Linear) and child_name in _COLUMN:
+                if isinstance(child, Conv1D):
+                    new = _conv1d(child_name, child, tp)
+                    if child_name == "c_attn":
+                        module.split_size //= tp.size  # q, k, v of the local heads
+                elif isinstance(child, torch.nn.Linear) and child_name in _COLUMN:
                     new = tpmod.ColumnParallelLinear(child.weight.data, _bias(child), tp)
                 elif isinstance(child, torch.nn.Linear) and child_name in _ROW:
                     new = tpmod.RowParallelLinear(child.weight.data, _bias(child), tp)
                 elif isinstance(child, torch.nn.Linear) and child_name == "lm_head":
                     new = tpmod.ColumnParallelLinear(child.weight.data, _bias(child), tp,
                                                      gather_output=True)
-                elif isinstance(child, torch.nn.Embedding) and child_name == "embed_tokens":
+                elif isinstance(child, torch.nn.Embedding) and child_name in _EMBEDDING:
                     new = tpmod.VocabParallelEmbedding(child.weight.data, tp)
                 if new is not None:
                     setattr(module, child_name, new)
+            if hasattr(module, "experts") and hasattr(module.experts, "gate_up_proj"):
+                _parallel_moe(module, tp)
         return _Wrapped(model)
 
     def data(self, tp):
@@ -67,6 +113,32 @@ class HFCausalLM(Program):
         positions = torch.arange(SEQ).reshape(1, SEQ)
         return {"input_ids": ids, "position_ids": positions, "attention_mask": mask,
                 "labels": labels}
+
+
+def _conv1d(name, conv, tp):
+    weight = conv.weight.data.t().contiguous()  # Conv1D stores [in, out]
+    if name == "c_attn":
+        third = weight.shape[0] // 3
+        return tpmod.ColumnParallelLinear(weight, _bias(conv), tp, fused=[third] * 3)
+    if name in _COLUMN:
+        return tpmod.ColumnParallelLinear(weight, _bias(conv), tp)
+    if name in _ROW:
+        return tpmod.RowParallelLinear(weight, _bias(conv), tp)
+    raise ValueError(f"hf: no tensor-parallel plan for Conv1D {name!r}")
+
+
+def _parallel_moe(block, tp):
+    experts = block.experts
+    ffn = experts.gate_up_proj.shape[1] // 2
+    experts.gate_up_proj = tpmod.place(
+        torch.nn.Parameter(tpmod.fused_shard(experts.gate_up_proj.data, 1, [ffn, ffn], tp)),
+        "fused", 1, [ffn, ffn])
+    experts.down_proj = tpmod.place(
+        torch.nn.Parameter(tpmod.shard(experts.down_proj.data, 2, tp)), "shard", 2)
+    if tp.size > 1:
+        tpmod.sequence_parallel(block.gate.weight)  # partial gradient: all-reduced (see above)
+    block.register_forward_pre_hook(lambda _, args: (tpmod.copy_to_tp(args[0], tp), *args[1:]))
+    block.register_forward_hook(lambda _, args, out: tpmod.reduce_from_tp(out, tp))
 
 
 def _bias(linear):
