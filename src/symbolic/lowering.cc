@@ -378,11 +378,30 @@ Outputs NllLossForward(const LowerContext& l) {
   }
 }
 
-// pow(x, 2) = x * x (RMSNorm's variance as Hugging Face models write it); other exponents stay
-// opaque.
+// pow(x, n) = x * ... * x for n = 2, 3, 4 (RMSNorm's variance as Hugging Face models write it;
+// the cube of GPT-2's gelu_new); other exponents stay opaque.
 Outputs PowScalar(const LowerContext& l) {
-  if (l.F("exponent") != 2.0) throw NotCovered{};
-  return One(l.Op("mul", {l.T("self"), l.T("self")}));
+  double exponent = l.F("exponent");
+  if (exponent != 2.0 && exponent != 3.0 && exponent != 4.0) throw NotCovered{};
+  ClassId x = l.T("self");
+  ClassId product = l.Op("mul", {x, x});
+  for (int k = 2; k < static_cast<int>(exponent); ++k) product = l.Op("mul", {product, x});
+  return One(product);
+}
+
+// tanh_backward(g, y) = g * (1 - y * y), y = tanh(x) being the forward's output.
+Outputs TanhBackward(const LowerContext& l) {
+  ClassId y = l.T("output");
+  return One(
+      l.Op("mul", {l.T("grad_output"), l.Op("sub", {l.Fl(1.0), l.Op("mul", {y, y})})}));
+}
+
+// silu_backward(g, x) = g * s * (1 + x * (1 - s)), s = sigmoid(x): d/dx x s(x) = s + x s (1 - s).
+Outputs SiluBackward(const LowerContext& l) {
+  ClassId x = l.T("self");
+  ClassId s = l.Op("sigmoid", {x});
+  ClassId slope = l.Op("add", {l.Fl(1.0), l.Op("mul", {x, l.Op("sub", {l.Fl(1.0), s})})});
+  return One(l.Op("mul", {l.T("grad_output"), l.Op("mul", {s, slope})}));
 }
 
 // Reductions over a list of dims become nested single-dim reductions, innermost dim last so the
@@ -678,6 +697,8 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::_log_softmax.default", LogSoftmax},
       {"aten::nll_loss_forward.default", NllLossForward},
       {"aten::pow.Tensor_Scalar", PowScalar},
+      {"aten::tanh_backward.default", TanhBackward},
+      {"aten::silu_backward.default", SiluBackward},
       {"aten::_softmax.default", Softmax},
       {"aten::sum.dim_IntList", SumDims},
       {"aten::mean.dim", MeanDims},
