@@ -7,10 +7,18 @@
 #      (scripts/device-deps.sh packs them for a bare machine);
 #   2. builds gg_gpu_tests and gg_gpu_kernels_bandwidth;
 #   3. runs ctest -L gpu (kernels against the CPU reference, NCCL collectives, devices);
-#   4. runs the kernel bandwidth benchmark (GB/s of each kernel and its fraction of a D2D copy).
+#   4. runs the kernel bandwidth benchmark (GB/s of each kernel and its fraction of a D2D copy);
+#   5. configures a LibTorch build (python3's torch) in $GG_DEVICE_TORCH_BUILD_DIR (default
+#      $GG_DEVICE_BUILD_DIR-torch), builds graphguard and gg_runtime_gpu_tests and runs them: the
+#      executor and check on CUDA against the CPU (cuda-executor.log);
+#   6. times a full-shape GPT TP4·L1 check on the GPU with /usr/bin/time -v (gpt-tp4-check.txt:
+#      the report, then the time and peak memory), from the corpus in $GG_CORPUS_DIR (default
+#      ../shared/corpus/megatron-vllm, else shared/corpus/megatron-vllm inside the checkout, which
+#      travels to a device machine); skipped, with the reason, without a GPU or the corpus.
 # Writes $OUT/summary.txt and the logs (configure.log, build.log, gpu-tests.log, bandwidth.txt)
 # to $OUT (default $GG_DEVICE_BUILD_DIR/out). Exits non-zero when a step fails (a skipped test is
-# no failure). Budget: under 8 minutes on 16 cores (the build is a few CUDA and C++ files).
+# no failure). Budget: under 8 minutes on 16 cores; every step has a timeout, and step 6 runs only
+# when enough of the 8 minutes is left. At most 8 files land in $OUT (the device tool's limit).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -98,6 +106,74 @@ if timeout 120 "$BUILD/src/cuda/gg_gpu_kernels_bandwidth" "${GG_BENCH_MIB:-1024}
   say "bandwidth:"; sed 's/^/  /' "$OUT/bandwidth.txt" | tee -a "$SUMMARY"
 else
   say "bandwidth: FAILED (bandwidth.txt)"; status=1
+fi
+# ---- the executor on CUDA (LibTorch build) ------------------------------------------------------
+TBUILD=${GG_DEVICE_TORCH_BUILD_DIR:-$BUILD-torch}
+XLOG="$OUT/cuda-executor.log"
+: >"$XLOG"
+torch_dir=${GG_TORCH_DIR:-$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))' \
+                              2>/dev/null || true)}
+if [[ -x .venv/bin/python && -z "${GG_TORCH_DIR:-}" ]]; then
+  torch_dir=$(.venv/bin/python -c 'import torch,os;print(os.path.dirname(torch.__file__))' \
+                2>/dev/null || echo "$torch_dir")
+fi
+if [[ -z "$torch_dir" ]]; then
+  say "cuda executor: SKIPPED (no python3 torch to build the LibTorch runtime against)"
+else
+  TARGS=(-G Ninja -DGG_WITH_CUDA=OFF -DGG_WITH_MPI=OFF -DGG_BUILD_BENCH=OFF
+         "-DGG_TORCH_DIR=$torch_dir")
+  if ((${#PREFIXES[@]} > 0)); then
+    TARGS+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${PREFIXES[*]}")")
+  fi
+  t=$SECONDS
+  if timeout 90 cmake -S . -B "$TBUILD" "${TARGS[@]}" >>"$XLOG" 2>&1 &&
+     timeout 240 cmake --build "$TBUILD" -j "$JOBS" --target graphguard gg_runtime_gpu_tests \
+       >>"$XLOG" 2>&1; then
+    say "cuda executor build: ok ($((SECONDS - t)) s, torch $(python3 -c \
+      'import torch;print(torch.__version__)' 2>/dev/null || echo '?') at $torch_dir)"
+    # The corpus for the reduced GPT test and the full-shape check.
+    corpus=${GG_CORPUS_DIR:-../shared/corpus/megatron-vllm}
+    [[ -d "$corpus/gpt" ]] || corpus=shared/corpus/megatron-vllm
+    export GG_CORPUS_DIR=$corpus
+    t=$SECONDS
+    if timeout 150 ctest --test-dir "$TBUILD" -L gpu -R 'ExecutorCuda|CheckCuda' \
+         --output-on-failure -V >>"$XLOG" 2>&1; then
+      say "cuda executor tests: ok ($((SECONDS - t)) s)"
+    else
+      say "cuda executor tests: FAILED ($((SECONDS - t)) s, cuda-executor.log)"; status=1
+    fi
+    grep -E 'tests passed|tests failed|\(Skipped\)|\(Failed\)|\[ cuda vs cpu \]|\[ check \]' \
+      "$XLOG" | sed 's/^[0-9]*: //' | sort -u | tee -a "$SUMMARY"
+    # A full-shape GPT TP4·L1 check on the GPU (the corpus has no TP4·L2), if time is left.
+    CHECK="$OUT/gpt-tp4-check.txt"
+    left=$((470 - (SECONDS - start)))
+    if ! "$TBUILD/graphguard" check --help >/dev/null 2>&1; then
+      say "gpt tp4 full shape: SKIPPED (graphguard has no check command)"
+    elif [[ ! -d "$corpus/gpt/paral4_layer1" ]]; then
+      say "gpt tp4 full shape: SKIPPED (no corpus at $corpus: copy ../shared/corpus into shared/)"
+    elif "$TBUILD/graphguard" check --device cuda --seq x --dist x --relations x 2>&1 |
+           grep -q 'no CUDA device'; then
+      say "gpt tp4 full shape: SKIPPED (no CUDA device)"
+    elif ((left < 60)); then
+      say "gpt tp4 full shape: SKIPPED (only $left s of the 8-minute budget left)"
+    else
+      timer=(/usr/bin/time -v)
+      [[ -x /usr/bin/time ]] || timer=()
+      t=$SECONDS
+      code=0
+      OMP_WAIT_POLICY=passive timeout "$((left - 10))" "${timer[@]}" "$TBUILD/graphguard" check \
+        --device cuda --seq "$corpus/gpt/paral1_layer1/fw.g0.r0.py" \
+        --dist "$corpus/gpt/paral4_layer1" --relations examples/gpt.rel >"$CHECK" 2>&1 || code=$?
+      say "gpt tp4 full shape: exit $code ($((SECONDS - t)) s wall; gpt-tp4-check.txt)"
+      grep -E '^check:|^  time|^  device|Elapsed \(wall|Maximum resident' "$CHECK" |
+        sed 's/^[[:space:]]*/  /' | tee -a "$SUMMARY"
+      ((code == 0)) || status=1
+    fi
+  else
+    say "cuda executor build: FAILED ($((SECONDS - t)) s, cuda-executor.log)"
+    grep -E 'error|FAILED' "$XLOG" | head -20 | tee -a "$SUMMARY"
+    status=1
+  fi
 fi
 say "device-check: done in $((SECONDS - start)) s, status $status"
 exit "$status"

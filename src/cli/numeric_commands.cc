@@ -10,6 +10,7 @@
 #include "report/exit_codes.h"
 #include "runtime/check.h"
 #include "runtime/check_report.h"
+#include "runtime/device.h"
 #include "symbolic/relation.h"
 #include "symbolic/relation_spec.h"
 #include "util/diagnostic.h"
@@ -34,7 +35,10 @@ const char kCheckHelp[] =
     "collectives; inputs are drawn from the same seed on every process; rank 0 also runs S,\n"
     "receives the D tensors the relations need and writes the same report as without it (native\n"
     "MPI sums may round differently; --exact-collectives makes it identical). Every process exits\n"
-    "with rank 0's code; the others print nothing.";
+    "with rank 0's code; the others print nothing.\n"
+    "--device cpu|cuda[:N] runs S and D there (default cpu); inputs are drawn on the CPU, so a\n"
+    "CUDA run checks the same values. With --distributed, 'cuda' is GPU (local rank % GPUs).\n"
+    "Without a CUDA device, --device cuda is a usage error (exit 2).";
 
 struct VerifyReport {
   std::string verdict;
@@ -129,6 +133,13 @@ CheckSetup PrepareCheck(const ParsedCommand& command) {
   info.relations = command.One("--relations");
   info.timing = !command.Has("--no-timing");
   setup.options.seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+  try {
+    // Each process of a distributed run on a node takes its own GPU when given plain "cuda".
+    int local_rank = command.Has("--distributed") ? runtime::LocalRankFromEnvironment() : -1;
+    setup.options.device = runtime::ResolveDevice(command.One("--device", "cpu"), local_rank);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 
   setup.s_graph = frontend::LoadGraph(info.seq);
   setup.d_program = frontend::LoadProgram(info.dist);
@@ -183,6 +194,8 @@ Command CheckCommand() {
                       "also check every relation of a 'verify --json' report"),
       OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
       OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
+      OptionSpec::One("--device", "cpu|cuda[:N]",
+                      "where S and D run (default cpu; exit 2 without a CUDA device)"),
       OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
       OptionSpec::Flag("--distributed",
                        "under mpirun -np N (N = D's ranks): process r runs rank r of D with MPI "

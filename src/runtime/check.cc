@@ -188,18 +188,35 @@ ValueObserver DFingerprintObserver(const ir::Graph& s_graph, const ir::Program& 
       };
 }
 
+ProgramInputs InputsOn(ProgramInputs inputs, at::Device device) {
+  auto move = [device](GraphInputs& g) {
+    for (at::Tensor& t : g.inputs) {
+      if (t.defined()) t = t.to(device);
+    }
+    for (auto& [name, t] : g.constants) {
+      if (t.defined()) t = t.to(device);
+    }
+  };
+  move(inputs.s);
+  for (GraphInputs& d : inputs.d) move(d);
+  return inputs;
+}
+
 ExecutionOptions CheckExecutionOptions(const CheckOptions& options) {
   ExecutionOptions exec;
   exec.dropout_off = options.dropout_off;
   exec.seed = options.seed;
   exec.keep_outputs = false;  // only observed and kept values matter
+  exec.device = options.device;
   return exec;
 }
 
 CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
                      const symbolic::SpecResult& spec,
                      const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
-  ProgramInputs inputs = SynthesizeInputs(s_graph, d_program, spec, options.seed);
+  // Drawn on the CPU, moved once: every pass runs S and D from the same device copies.
+  ProgramInputs inputs =
+      InputsOn(SynthesizeInputs(s_graph, d_program, spec, options.seed), options.device);
   CheckPlan plan = PlanCheck(s_graph, d_program, spec, inferred, options);
   auto run_d = [&](size_t pass, const ExecutionOptions& exec, FingerprintTable* fingerprints) {
     ExecutionOptions d_exec = exec;
@@ -220,6 +237,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
                            const DPassRunner& run_d) {
   CheckResult result;
   result.seed = options.seed;
+  result.device = options.device.str();
   result.input_notes = inputs.notes;
   std::map<ir::TensorRef, std::vector<RelationCheck>>& pending = plan.pending;
   const std::vector<std::vector<ir::TensorRef>>& passes = plan.passes;
@@ -259,7 +277,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
     }
     result.seconds_d += Seconds(start);
     result.random_mode = d_run.random_mode;
-    DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
+    auto stored = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
       if (rank < 0 || rank >= d_program.world_size()) return at::Tensor();
       if (static_cast<size_t>(rank) < d_run.kept.size()) {
         const std::map<ir::TensorRef, at::Tensor>& kept = d_run.kept[static_cast<size_t>(rank)];
@@ -272,9 +290,15 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
       const ir::Node& node = g.node(ref.node);
       if (node.kind == ir::NodeKind::kConstant) {
         auto c = inputs.d[rank].constants.find(node.name);
-        return c != inputs.d[rank].constants.end() ? c->second : ZerosOf(node.type());
+        return c != inputs.d[rank].constants.end() ? c->second
+                                                   : ZerosOf(node.type(), options.device);
       }
       return at::Tensor();
+    };
+    // D values on the comparisons' device (a distributed run receives them on the CPU).
+    DValueLookup d_value = [&](int32_t rank, ir::TensorRef ref) -> at::Tensor {
+      at::Tensor value = stored(rank, ref);
+      return value.defined() ? value.to(options.device) : value;
     };
 
     if (first) {
@@ -291,7 +315,8 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
       reference.observe = [&](int32_t, ir::TensorRef ref, const at::Tensor& value) {
         if (!pending.count(ref) || !at::isFloatingType(value.scalar_type())) return;
         at::Tensor index = SampleIndices(value.numel(), static_cast<uint64_t>(ref.node) * 131 +
-                                                            static_cast<uint64_t>(ref.output));
+                                                            static_cast<uint64_t>(ref.output))
+                               .to(value.device());
         samples[ref] = {index, value.reshape({-1}).index_select(0, index).to(at::kDouble)};
       };
       start = std::chrono::steady_clock::now();

@@ -36,6 +36,10 @@ struct CheckOptions {
   // Bytes of D tensors kept at once for the comparisons; more makes several passes (0: a quarter
   // of the machine's memory).
   uint64_t memory_budget = 0;
+  // Where S and D run (ExecutionOptions::device). Inputs are drawn on the CPU (the same values as
+  // a CPU run) and moved; comparisons and the perturbation run on the device; fingerprints copy
+  // to the CPU (fingerprint.h computes them in float64 there).
+  at::Device device = at::kCPU;
 };
 
 enum class RelationKind { kExpectedOutput, kAssumed, kInferred };
@@ -58,6 +62,7 @@ struct CheckResult {
   std::vector<std::string> input_notes;  // how S's inputs were drawn
   std::string random_mode;               // "dropout off"
   uint64_t seed = 0;
+  std::string device = "cpu";            // where S and D ran: "cpu", "cuda:0", ...
   std::vector<std::pair<ir::TensorRef, NumericClassification>> classifications;
   // D stopped with an error on inputs S runs on (an index out of range, ...): the counterexample
   // is the inputs themselves; no relation is evaluated then.
@@ -100,7 +105,11 @@ using ValueObserver = std::function<void(int32_t rank, ir::TensorRef ref, const 
 ValueObserver DFingerprintObserver(const ir::Graph& s_graph, const ir::Program& d_program,
                                    const CheckOptions& options, FingerprintTable* table);
 
-// How a check runs S and D: dropout as options say, seeded, graph outputs freed after use.
+// The same inputs on `device` (a no-op for tensors already there).
+ProgramInputs InputsOn(ProgramInputs inputs, at::Device device);
+
+// How a check runs S and D: dropout as options say, seeded, graph outputs freed after use, on
+// options.device.
 ExecutionOptions CheckExecutionOptions(const CheckOptions& options);
 
 // What one pass of D hands to the comparisons: the kept values of every rank.

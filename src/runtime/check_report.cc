@@ -112,6 +112,7 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
   if (!info.resize.empty()) row("resized", info.resize);
   if (!info.resize_dist.empty()) row("resized D", info.resize_dist);
   row("inputs", "seed " + std::to_string(result.seed) + ", " + result.random_mode);
+  row("device", result.device);
   if (result.passes > 1) {
     row("passes",
         std::to_string(result.passes) + " (D's kept tensors split to fit the memory budget)");
@@ -140,6 +141,7 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
       {"resize_dist", info.resize_dist}};
   j["seed"] = result.seed;
   j["random"] = result.random_mode;
+  j["device"] = result.device;
   j["input_notes"] = result.input_notes;
   j["passes"] = result.passes;
   j["outcome"] = CheckOutcome(result);

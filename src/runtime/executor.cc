@@ -15,7 +15,7 @@
 
 namespace gg::runtime {
 
-at::Tensor ZerosOf(const ir::TensorType& type) {
+at::Tensor ZerosOf(const ir::TensorType& type, at::Device device) {
   std::vector<int64_t> sizes;
   for (const ir::Dim& d : type.shape) {
     if (!d.is_static()) {
@@ -23,7 +23,7 @@ at::Tensor ZerosOf(const ir::TensorType& type) {
     }
     sizes.push_back(d.value());
   }
-  return at::zeros(sizes, at::TensorOptions().dtype(ToAten(type.dtype)));
+  return at::zeros(sizes, at::TensorOptions().dtype(ToAten(type.dtype)).device(device));
 }
 
 namespace {
@@ -165,11 +165,12 @@ class RankRun {
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const ir::Node& node = graph_.node(graph_.inputs[i]);
-      const at::Tensor& value = inputs.inputs[i];
+      at::Tensor value = inputs.inputs[i];
       if (node.outputs.empty() || !node.outputs[0].type) Fail(node, "input without a type");
       if (std::string why = Mismatch(value, *node.outputs[0].type); !why.empty()) {
         Fail(node, "input value does not fit: " + why);
       }
+      value = OnDevice(value);
       values_[graph_.inputs[i]] = {value};
       Observe(ir::TensorRef{graph_.inputs[i], 0}, value);
     }
@@ -183,9 +184,10 @@ class RankRun {
         if (std::string why = Mismatch(value, *node.outputs[0].type); !why.empty()) {
           Fail(node, "constant value does not fit: " + why);
         }
+        value = OnDevice(value);
       } else {
         try {
-          value = ZerosOf(*node.outputs[0].type);
+          value = ZerosOf(*node.outputs[0].type, options_.device);
         } catch (const std::exception& e) {
           Fail(node, e.what());
         }
@@ -193,6 +195,11 @@ class RankRun {
       values_[i] = {value};
       Observe(ir::TensorRef{static_cast<ir::NodeId>(i), 0}, value);
     }
+  }
+
+  // A given value on the execution's device (no copy when it is there already).
+  at::Tensor OnDevice(const at::Tensor& value) const {
+    return value.defined() ? value.to(options_.device) : value;
   }
 
   at::Tensor Value(ir::TensorRef ref, const ir::Node& user) const {
@@ -230,7 +237,8 @@ class RankRun {
       }
       RandomMode random{options_.dropout_off, &generator_};
       KernelCall call(
-          node, args, [&](ir::TensorRef ref) { return Value(ref, node); }, clones, random);
+          node, args, [&](ir::TensorRef ref) { return Value(ref, node); }, clones, random,
+          options_.device);
       outputs = (*kernel)(call);
       if (node.functionalized) {
         if (info.schema.returns.empty()) outputs.push_back(at::Tensor());
@@ -493,9 +501,12 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
       run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
     }
     RankCollective call = DescribeCall(run, members, group);
+    // Backends work on host memory (MPI): a device value goes through the CPU and comes back.
+    call.input = call.input.to(at::kCPU);
     at::Tensor output;
     try {
       output = options.collective_backend(call);
+      if (output.defined()) output = output.to(options.device);
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {

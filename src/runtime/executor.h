@@ -1,5 +1,6 @@
 // Executor: runs a graph (the sequential model S) or every rank of a program (D) on given inputs
-// with ATen on the CPU, so that relations between their tensors can be checked numerically.
+// with ATen on the CPU or a CUDA device, so that relations between their tensors can be checked
+// numerically.
 //
 // The ranks of a program run in one process, interleaved: each rank runs until it reaches a
 // collective, and a collective is computed once every member of its group has reached it. Every
@@ -32,10 +33,16 @@ struct RankCollective {
 };
 
 // Computes the calling rank's output of a collective whose other members run elsewhere (other
-// processes: MPI, NCCL). Every member calls it at the same point of its graph.
+// processes: MPI). Every member calls it at the same point of its graph. It is given and returns
+// CPU tensors whatever the execution's device (ExecuteRank copies a device value to the host and
+// back; device-side NCCL collectives are the follow-up, src/cuda/nccl_collectives.h).
 using CollectiveBackend = std::function<at::Tensor(const RankCollective& call)>;
 
 struct ExecutionOptions {
+  // Where the graph runs: inputs and constants are moved there, factories create their values
+  // there, collectives stay there. Random draws are made on the CPU and moved (RandomMode), so a
+  // CUDA run differs from the CPU run only by the kernels' rounding.
+  at::Device device = at::kCPU;
   // native_dropout: with dropout_off it is the identity with an all-true mask; otherwise it draws
   // from a CPU generator seeded with `seed + rank` (each rank its own stream).
   bool dropout_off = false;
@@ -93,7 +100,7 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
                             const ExecutionOptions& options,
                             const std::set<ir::TensorRef>& keep = {});
 
-// Zeros of a static tensor type; throws std::invalid_argument for a symbolic shape.
-at::Tensor ZerosOf(const ir::TensorType& type);
+// Zeros of a static tensor type on `device`; throws std::invalid_argument for a symbolic shape.
+at::Tensor ZerosOf(const ir::TensorType& type, at::Device device = at::kCPU);
 
 }  // namespace gg::runtime

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "frontend/loader.h"
 #include "runtime/op_kernels.h"
@@ -225,6 +226,67 @@ TEST(QwenCorpus, Tp2RanksAgreeAndMatchTheSequentialModel) {
   double scale = ys.to(at::kFloat).abs().max().item<double>();
   std::cout << "[ compare ] max |D - S| = " << err << ", max |S| = " << scale << "\n";
   EXPECT_LT(err, 0.05 * scale);
+}
+
+
+// Factories create their values on the execution's device, inputs are moved there: on the meta
+// device (shapes without data, no GPU needed) every value of the run is a meta tensor, and on the
+// default CPU device every value is a CPU tensor with the expected contents.
+ir::Graph FactoryGraph() {
+  Builder b;
+  b.g.file = "factories.py";
+  Value x = b.Input("x", F32({2, 3}));
+  Value z = b.Op("z", "aten::zeros.default", {Value::List{int64_t(2), int64_t(3)}}, F32({2, 3}));
+  Value o = b.Op("o", "aten::ones.default", {Value::List{int64_t(2), int64_t(3)}}, F32({2, 3}));
+  Value f = b.Op("f", "aten::full.default", {Value::List{int64_t(2), int64_t(3)}, 1.5},
+                 F32({2, 3}));
+  Value a = b.Op("a", "aten::arange.default", {int64_t(3)},
+                 ir::TensorType{ir::DType::kInt64, {ir::Dim(int64_t(3))}});
+  Value s1 = b.Op("s1", "aten::add.Tensor", {x, z}, F32({2, 3}));
+  Value s2 = b.Op("s2", "aten::add.Tensor", {s1, o}, F32({2, 3}));
+  Value s3 = b.Op("s3", "aten::add.Tensor", {s2, f}, F32({2, 3}));
+  Value s4 = b.Op("s4", "aten::add.Tensor", {s3, a}, F32({2, 3}));
+  b.g.outputs = {s4};
+  return b.g;
+}
+
+TEST(ExecutorDevice, FactoriesAndInputsFollowTheExecutionDevice) {
+  ir::Graph g = FactoryGraph();
+  at::Tensor x = at::arange(6, at::kFloat).reshape({2, 3});
+  for (at::Device device : {at::Device(at::kCPU), at::Device(at::kMeta)}) {
+    ExecutionOptions options;
+    options.device = device;
+    std::vector<std::string> elsewhere;
+    std::set<std::string> seen;
+    options.observe = [&](int32_t, ir::TensorRef ref, const at::Tensor& value) {
+      seen.insert(g.ValueName(ref));
+      if (value.device() != device) elsewhere.push_back(g.ValueName(ref));
+    };
+    ExecutionResult result = Execute(g, {{x}, {}}, options);
+    EXPECT_EQ(seen, (std::set<std::string>{"x", "z", "o", "f", "a", "s1", "s2", "s3", "s4"}))
+        << device;
+    EXPECT_TRUE(elsewhere.empty()) << device << ": " << elsewhere.size() << " values elsewhere";
+    ASSERT_EQ(result.outputs.size(), 1u);
+    EXPECT_EQ(result.outputs[0].device(), device);
+    if (device.is_cpu()) {
+      at::Tensor expected = x + 2.5 + at::arange(3, at::kFloat);
+      EXPECT_TRUE(at::allclose(result.outputs[0], expected)) << result.outputs[0];
+    }
+  }
+}
+
+TEST(ExecutorDevice, KernelCallFactoryOptionsNameTheDevice) {
+  ir::Graph g = FactoryGraph();
+  const ir::Node& zeros = g.nodes[1];
+  ir::BoundArgs args(ir::OpRegistry::Default().Find(zeros.op)->schema, zeros);
+  std::map<std::string, at::Tensor> none;
+  KernelCall cpu(zeros, args, [](ir::TensorRef) { return at::Tensor(); }, none, {}, at::kCPU);
+  KernelCall meta(zeros, args, [](ir::TensorRef) { return at::Tensor(); }, none, {}, at::kMeta);
+  const Kernel* kernel = FindKernel(zeros.op);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ((*kernel)(cpu).at(0).device(), at::Device(at::kCPU));
+  EXPECT_EQ((*kernel)(meta).at(0).device(), at::Device(at::kMeta));
+  EXPECT_EQ(meta.FactoryOptions().device(), at::Device(at::kMeta));
 }
 
 }  // namespace

@@ -49,9 +49,10 @@ ir::DType FromAten(at::ScalarType type) {
 // ---- KernelCall --------------------------------------------------------------------------------
 
 KernelCall::KernelCall(const ir::Node& node, const ir::BoundArgs& args, TensorLookup lookup,
-                       const std::map<std::string, at::Tensor>& overrides, RandomMode random)
+                       const std::map<std::string, at::Tensor>& overrides, RandomMode random,
+                       at::Device device)
     : node_(node), args_(args), lookup_(std::move(lookup)), overrides_(overrides),
-      random_(random) {}
+      random_(random), device_(device) {}
 
 void KernelCall::Fail(const std::string& arg, const std::string& problem) const {
   throw std::invalid_argument("argument '" + arg + "' " + problem);
@@ -254,8 +255,10 @@ void AddElementwise(Table& t) {
       mask = at::zeros_like(input, input.options().dtype(at::kBool));
       return {at::zeros_like(input), mask};
     }
-    at::Tensor noise = at::empty_like(input).bernoulli_(1.0 - p, *c.random().generator);
-    mask = noise.to(at::kBool);
+    // Drawn on the CPU (RandomMode), so CPU and CUDA runs share their masks.
+    at::Tensor noise = at::empty(input.sizes(), input.options().device(at::kCPU))
+                           .bernoulli_(1.0 - p, *c.random().generator);
+    mask = noise.to(input.device()).to(at::kBool);
     return {input.mul(mask).mul_(1.0 / (1.0 - p)), mask};
   };
 }
@@ -361,7 +364,7 @@ void AddIndexing(Table& t) {
 void AddFactory(Table& t) {
   // empty* contents are unspecified; zeros make runs deterministic.
   t["aten::empty.memory_format"] = [](const KernelCall& c) -> Out {
-    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+    return {at::zeros(c.IntList("size"), c.FactoryOptions().dtype(FactoryDType(c)))};
   };
   t["aten::empty_like.default"] = [](const KernelCall& c) -> Out {
     at::Tensor self = c.Tensor("self");
@@ -369,10 +372,10 @@ void AddFactory(Table& t) {
                                      self.scalar_type())))};
   };
   t["aten::zeros.default"] = [](const KernelCall& c) -> Out {
-    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+    return {at::zeros(c.IntList("size"), c.FactoryOptions().dtype(FactoryDType(c)))};
   };
   t["aten::arange.start"] = [](const KernelCall& c) -> Out {
-    at::TensorOptions options;
+    at::TensorOptions options = c.FactoryOptions();
     if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
     return {at::arange(c.Scalar("start"), c.Scalar("end"), options)};
   };
@@ -653,7 +656,7 @@ void AddElementwiseMore(Table& t) {
 
 void AddFactoryMore(Table& t) {
   t["aten::empty_strided.default"] = [](const KernelCall& c) -> Out {
-    return {at::zeros(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+    return {at::zeros(c.IntList("size"), c.FactoryOptions().dtype(FactoryDType(c)))};
   };
   auto like = [](const KernelCall& c) {
     at::Tensor self = c.Tensor("self");
@@ -678,39 +681,49 @@ void AddFactoryMore(Table& t) {
     return {at::full(c.Tensor("self").sizes(), c.Scalar("fill_value"), like(c))};
   };
   t["aten::ones.default"] = [](const KernelCall& c) -> Out {
-    return {at::ones(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))};
+    return {at::ones(c.IntList("size"), c.FactoryOptions().dtype(FactoryDType(c)))};
   };
   t["aten::full.default"] = [](const KernelCall& c) -> Out {
-    at::TensorOptions options;  // no dtype: inferred from the fill value, as torch.full does
+    // No dtype: inferred from the fill value, as torch.full does.
+    at::TensorOptions options = c.FactoryOptions();
     if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
     return {at::full(c.IntList("size"), c.Scalar("fill_value"), options)};
   };
   t["aten::scalar_tensor.default"] = [](const KernelCall& c) -> Out {
-    return {at::scalar_tensor(c.Scalar("s"), at::TensorOptions().dtype(FactoryDType(c)))};
+    return {at::scalar_tensor(c.Scalar("s"), c.FactoryOptions().dtype(FactoryDType(c)))};
   };
   t["aten::arange.default"] = [](const KernelCall& c) -> Out {
-    at::TensorOptions options;
+    at::TensorOptions options = c.FactoryOptions();
     if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
     return {at::arange(c.Scalar("end"), options)};
   };
   t["aten::arange.start_step"] = [](const KernelCall& c) -> Out {
-    at::TensorOptions options;
+    at::TensorOptions options = c.FactoryOptions();
     if (auto dtype = c.DType("dtype")) options = options.dtype(*dtype);
     return {at::arange(c.Scalar("start"), c.Scalar("end"), c.Scalar("step"), options)};
   };
-  // Random factories draw from the executor's seeded generator.
+  // Random factories draw on the CPU from the executor's seeded generator, then move to the
+  // device (RandomMode: CPU and CUDA runs draw the same numbers).
   t["aten::rand_like.default"] = [like](const KernelCall& c) -> Out {
-    return {at::empty(c.Tensor("self").sizes(), like(c)).uniform_(0.0, 1.0, RequireGenerator(c))};
+    at::TensorOptions options = like(c);
+    return {at::empty(c.Tensor("self").sizes(), options.device(at::kCPU))
+                .uniform_(0.0, 1.0, RequireGenerator(c))
+                .to(options.device())};
   };
   t["aten::randn_like.default"] = [like](const KernelCall& c) -> Out {
-    return {at::empty(c.Tensor("self").sizes(), like(c)).normal_(0.0, 1.0, RequireGenerator(c))};
+    at::TensorOptions options = like(c);
+    return {at::empty(c.Tensor("self").sizes(), options.device(at::kCPU))
+                .normal_(0.0, 1.0, RequireGenerator(c))
+                .to(options.device())};
   };
   t["aten::rand.default"] = [](const KernelCall& c) -> Out {
     return {at::empty(c.IntList("size"), at::TensorOptions().dtype(FactoryDType(c)))
-                .uniform_(0.0, 1.0, RequireGenerator(c))};
+                .uniform_(0.0, 1.0, RequireGenerator(c))
+                .to(c.device())};
   };
   t["aten::bernoulli.p"] = [](const KernelCall& c) -> Out {
-    return {at::bernoulli(c.Tensor("self"), c.Double("p"), RequireGenerator(c))};
+    at::Tensor self = c.Tensor("self");
+    return {at::bernoulli(self.to(at::kCPU), c.Double("p"), RequireGenerator(c)).to(self.device())};
   };
 }
 
@@ -771,7 +784,7 @@ void AddLinalgMore(Table& t) {
     if (!c.IsNone("scale")) scale = c.Double("scale");
     auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
                                        std::nullopt, c.Bool("is_causal"), scale);
-    at::Tensor none = at::empty({0}, at::kLong);
+    at::Tensor none = at::empty({0}, out.options().dtype(at::kLong));
     return {out, lse, none, none, at::Tensor(), at::Tensor(), none, none,
             at::empty({0}, out.options())};
   };
@@ -783,8 +796,9 @@ void AddLinalgMore(Table& t) {
     if (!c.IsNone("scale")) scale = c.Double("scale");
     auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
                                        c.OptionalTensor("attn_bias"), c.Bool("is_causal"), scale);
-    if (!c.Bool("compute_log_sumexp")) lse = at::empty({0}, at::kFloat);
-    return {out, lse, at::zeros({}, at::kLong), at::zeros({}, at::kLong)};
+    if (!c.Bool("compute_log_sumexp")) lse = at::empty({0}, out.options().dtype(at::kFloat));
+    at::TensorOptions index = out.options().dtype(at::kLong);
+    return {out, lse, at::zeros({}, index), at::zeros({}, index)};
   };
 }
 

@@ -26,20 +26,28 @@ at::ScalarType ToAten(ir::DType dtype);
 ir::DType FromAten(at::ScalarType type);
 
 // How random operators behave in one execution.
+// Random values are always drawn from a CPU generator and then moved to the values' device, so a
+// run on CUDA draws the same numbers as the same run on the CPU (same seed, same masks).
 struct RandomMode {
   bool dropout_off = false;        // native_dropout = identity with an all-true mask
-  at::Generator* generator = nullptr;  // seeded by the caller; required unless dropout_off
+  at::Generator* generator = nullptr;  // CPU, seeded by the caller; required unless dropout_off
 };
 
 // The arguments of one operator call as a kernel sees them.
 class KernelCall {
  public:
   using TensorLookup = std::function<at::Tensor(ir::TensorRef)>;
+  // `device`: where factories without a tensor argument (zeros, arange, ...) create their values,
+  // the execution's device; kernels with tensor arguments follow their inputs' device.
   KernelCall(const ir::Node& node, const ir::BoundArgs& args, TensorLookup lookup,
-             const std::map<std::string, at::Tensor>& overrides, RandomMode random);
+             const std::map<std::string, at::Tensor>& overrides, RandomMode random,
+             at::Device device = at::kCPU);
 
   const ir::Node& node() const { return node_; }
   const RandomMode& random() const { return random_; }
+  at::Device device() const { return device_; }
+  // Options of a value a factory creates: on the execution's device, dtype left to the caller.
+  at::TensorOptions FactoryOptions() const { return at::TensorOptions().device(device_); }
   bool IsNone(const std::string& arg) const;
   at::Tensor Tensor(const std::string& arg) const;  // a number becomes a wrapped scalar tensor
   std::optional<at::Tensor> OptionalTensor(const std::string& arg) const;
@@ -66,6 +74,7 @@ class KernelCall {
   TensorLookup lookup_;
   const std::map<std::string, at::Tensor>& overrides_;
   RandomMode random_;
+  at::Device device_;
 };
 
 using Kernel = std::function<std::vector<at::Tensor>(const KernelCall&)>;

@@ -186,7 +186,7 @@ class Evaluator {
     const int64_t group = q.size(1) / k.size(1);
     at::Tensor kk = k.repeat_interleave(group, 1), vv = v.repeat_interleave(group, 1);
     at::Tensor scores = at::einsum("thd,shd->hts", {q, kk}) / std::sqrt(double(q.size(2)));
-    at::Tensor future = at::ones({q.size(0), k.size(0)}, at::kBool).triu(1);
+    at::Tensor future = at::ones({q.size(0), k.size(0)}, q.options().dtype(at::kBool)).triu(1);
     scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
     return at::einsum("hts,shd->thd", {at::softmax(scores, -1), vv});
   }

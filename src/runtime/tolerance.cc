@@ -176,7 +176,8 @@ at::Tensor Perturb(const at::Tensor& value, double amplitude, at::Generator& gen
   at::Tensor out = at::empty_like(source);
   for (int64_t start = 0; start < source.numel(); start += kChunk) {
     int64_t n = std::min(kChunk, source.numel() - start);
-    at::Tensor e = at::rand({n}, generator, at::TensorOptions().dtype(type));
+    // Drawn on the CPU generator and moved, so a CUDA check perturbs exactly as a CPU one.
+    at::Tensor e = at::rand({n}, generator, at::TensorOptions().dtype(type)).to(source.device());
     out.narrow(0, start, n)
         .copy_(source.narrow(0, start, n).to(type) * e.mul_(2 * amplitude).add_(1 - amplitude));
   }

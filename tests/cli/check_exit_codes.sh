@@ -56,6 +56,17 @@ check_case matmul_rowpar 0 --seed 5 --no-timing --json "$TMP/a.json"
 check_case matmul_rowpar 0 --seed 5 --no-timing --json "$TMP/b.json"
 cmp -s "$TMP/a.json" "$TMP/b.json" || fail "same seed, different reports"
 
+# The device: the report names it; an unknown one, or CUDA on a machine without a CUDA device, is
+# a usage error (exit 2) that says why.
+grep -q '^  device  *cpu$' "$TMP/out" || fail "device not reported: $(cat "$TMP/out")"
+grep -q '"device": "cpu"' "$TMP/a.json" || fail "JSON device"
+check_case matmul_rowpar 2 --device tpu
+grep -q "unknown device 'tpu'" "$TMP/err" || fail "bad device: $(cat "$TMP/err")"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  check_case matmul_rowpar 2 --device cuda
+  grep -q 'no CUDA device' "$TMP/err" || fail "--device cuda without a GPU: $(cat "$TMP/err")"
+fi
+
 # Bad input: a missing file, a verify report of another graph, a bad seed, a bad resize map.
 check_case matmul_rowpar 2 --from-verify "$TMP/missing.json"
 check_case matmul_colpar 2 --from-verify "$TMP/layernorm_seqpar.verify.json"
