@@ -129,8 +129,7 @@ else
   if timeout 90 cmake -S . -B "$TBUILD" "${TARGS[@]}" >>"$XLOG" 2>&1 &&
      timeout 240 cmake --build "$TBUILD" -j "$JOBS" --target graphguard gg_runtime_gpu_tests \
        >>"$XLOG" 2>&1; then
-    say "cuda executor build: ok ($((SECONDS - t)) s, torch $(python3 -c \
-      'import torch;print(torch.__version__)' 2>/dev/null || echo '?') at $torch_dir)"
+    say "cuda executor build: ok ($((SECONDS - t)) s, LibTorch at $torch_dir)"
     # The corpus for the reduced GPT test and the full-shape check.
     corpus=${GG_CORPUS_DIR:-../shared/corpus/megatron-vllm}
     [[ -d "$corpus/gpt" ]] || corpus=shared/corpus/megatron-vllm
@@ -142,7 +141,7 @@ else
     else
       say "cuda executor tests: FAILED ($((SECONDS - t)) s, cuda-executor.log)"; status=1
     fi
-    grep -E 'tests passed|tests failed|\(Skipped\)|\(Failed\)|\[ cuda vs cpu \]|\[ check \]' \
+    grep -E 'tests passed,|tests failed|\(Skipped\)|\(Failed\)|\[ cuda vs cpu \]|\[ check \]' \
       "$XLOG" | sed 's/^[0-9]*: //' | sort -u | tee -a "$SUMMARY"
     # A full-shape GPT TP4·L1 check on the GPU (the corpus has no TP4·L2), if time is left.
     CHECK="$OUT/gpt-tp4-check.txt"
@@ -151,9 +150,9 @@ else
       say "gpt tp4 full shape: SKIPPED (graphguard has no check command)"
     elif [[ ! -d "$corpus/gpt/paral4_layer1" ]]; then
       say "gpt tp4 full shape: SKIPPED (no corpus at $corpus: copy ../shared/corpus into shared/)"
-    elif "$TBUILD/graphguard" check --device cuda --seq x --dist x --relations x 2>&1 |
-           grep -q 'no CUDA device'; then
-      say "gpt tp4 full shape: SKIPPED (no CUDA device)"
+    elif probe=$("$TBUILD/graphguard" check --device cuda --seq x --dist x --relations x 2>&1);
+         [[ "$probe" == *"no CUDA device"* ]]; then
+      say "gpt tp4 full shape: SKIPPED ($(grep -o -m1 'no CUDA device.*' <<<"$probe"))"
     elif ((left < 60)); then
       say "gpt tp4 full shape: SKIPPED (only $left s of the 8-minute budget left)"
     else
