@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "util/local_rank.h"
+
 namespace gg::cuda {
 
 void CheckCuda(cudaError_t status, const char* what) {
@@ -33,17 +35,7 @@ std::string NoDeviceReason() {
   return "";
 }
 
-int LocalRankFromEnvironment() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) {
-    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
-      char* end = nullptr;
-      long rank = std::strtol(value, &end, 10);
-      if (end != nullptr && *end == '\0' && rank >= 0) return static_cast<int>(rank);
-    }
-  }
-  return -1;
-}
+int LocalRankFromEnvironment() { return util::LocalRankFromEnvironment(); }
 
 int SelectDeviceForLocalRank(int local_rank) {
   int count = DeviceCount();

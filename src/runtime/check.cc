@@ -340,9 +340,17 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
                          ? flat.masked_fill(flat.isnan(), 0).square().mean().sqrt().item<double>()
                          : 0.0;
         if (auto s = samples.find(ref); s != samples.end() && flat.numel() > 0) {
-          at::Tensor d = flat.index_select(0, s->second.first).to(at::kDouble) - s->second.second;
+          at::Tensor plain_sample = flat.index_select(0, s->second.first).to(at::kDouble);
+          at::Tensor d = plain_sample - s->second.second;
           d = d.masked_fill(d.isnan(), 0);
-          sigma = d.square().mean().sqrt().item<double>();
+          // The spread of computed elements: entries zero in both runs (expert rows no token
+          // chose, masked positions) are exact and would dilute the mean.
+          at::Tensor computed = (plain_sample != 0).logical_or(d != 0);
+          int64_t count = computed.sum().item<int64_t>();
+          if (count > 0) {
+            sigma = (d.square().sum().item<double>() / static_cast<double>(count));
+            sigma = std::sqrt(sigma);
+          }
         }
         sigma = std::max(sigma, u * rms);
         // S and D each carry their own rounding: the difference of two independent noises of
@@ -356,7 +364,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
           check.comparison = CompareTensors(value, rebuilt, tolerance);
           if (!check.comparison.problem.empty()) check.error = check.comparison.problem;
         } catch (const std::exception& e) {
-          check.error = e.what();
+          check.error = ErrorText(e);
         }
         result.checks.push_back(check);
       }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "util/local_rank.h"
+
 namespace gg::runtime {
 namespace {
 
@@ -58,17 +60,7 @@ int CudaDeviceCount() { return Backend().devices; }
 
 std::string NoCudaReason() { return Backend().reason; }
 
-int LocalRankFromEnvironment() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) {
-    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
-      char* end = nullptr;
-      long rank = std::strtol(value, &end, 10);
-      if (*end == '\0' && rank >= 0) return static_cast<int>(rank);
-    }
-  }
-  return -1;
-}
+int LocalRankFromEnvironment() { return util::LocalRankFromEnvironment(); }
 
 at::Device ResolveDevice(const std::string& text, int local_rank) {
   if (text == "cpu") return at::kCPU;

@@ -15,6 +15,13 @@
 
 namespace gg::runtime {
 
+std::string ErrorText(const std::exception& error) {
+  if (const auto* aten = dynamic_cast<const c10::Error*>(&error)) {
+    return aten->what_without_backtrace();
+  }
+  return error.what();
+}
+
 at::Tensor ZerosOf(const ir::TensorType& type, at::Device device) {
   std::vector<int64_t> sizes;
   for (const ir::Dim& d : type.shape) {
@@ -189,7 +196,7 @@ class RankRun {
         try {
           value = ZerosOf(*node.outputs[0].type, options_.device);
         } catch (const std::exception& e) {
-          Fail(node, e.what());
+          Fail(node, ErrorText(e));
         }
       }
       values_[i] = {value};
@@ -251,7 +258,7 @@ class RankRun {
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
-      Fail(node, node.op.ToString() + " failed: " + e.what());
+      Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
     }
     Store(node, std::move(outputs));
   }
@@ -324,7 +331,7 @@ PendingCollective Describe(const RankRun& run) {
     }
     return {&info, group};
   } catch (const std::exception& e) {
-    run.Fail(node, e.what());
+    run.Fail(node, ErrorText(e));
   }
 }
 
@@ -377,7 +384,7 @@ RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
-    run.Fail(node, e.what());
+    run.Fail(node, ErrorText(e));
   }
   return call;
 }
@@ -410,7 +417,7 @@ void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members,
   try {
     outputs = RunCollective(call);
   } catch (const std::exception& e) {
-    first.Fail(node0, e.what());
+    first.Fail(node0, ErrorText(e));
   }
   for (size_t i = 0; i < members.size(); ++i) runs[members[i]].FinishCollective(outputs[i]);
 }
@@ -510,7 +517,7 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
-      run.Fail(node, node.op.ToString() + " failed: " + e.what());
+      run.Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
     }
     run.FinishCollective(std::move(output));
   }

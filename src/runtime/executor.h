@@ -100,6 +100,10 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
                             const ExecutionOptions& options,
                             const std::set<ir::TensorRef>& keep = {});
 
+// An exception's message without the C++ backtrace ATen appends to its c10::Error text (frame
+// addresses differ between runs; reports must not).
+std::string ErrorText(const std::exception& error);
+
 // Zeros of a static tensor type on `device`; throws std::invalid_argument for a symbolic shape.
 at::Tensor ZerosOf(const ir::TensorType& type, at::Device device = at::kCPU);
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "ir/op_registry.h"
 #include "runtime/op_kernels.h"
 
 namespace gg::runtime {
@@ -21,6 +22,19 @@ double UnitRoundoff(ir::DType dtype) {
       return std::ldexp(1.0, -53);
     default:
       return 0.0;
+  }
+}
+
+// index_put(self, indices, values, accumulate=True) sums the values written to one position: a
+// rounding per colliding value, unlike the plain write.
+bool IndexPutAccumulates(const ir::Node& node) {
+  const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+  if (info == nullptr) return false;
+  try {
+    ir::BoundArgs args(info->schema, node);
+    return args.has("accumulate") && args["accumulate"].is_bool() && args["accumulate"].as_bool();
+  } catch (const std::exception&) {
+    return false;
   }
 }
 
@@ -52,7 +66,6 @@ bool IsExactOperator(const ir::Node& node) {
                                                "embedding",
                                                "slice_scatter",
                                                "select_scatter",
-                                               "index_put",
                                                "scatter",
                                                "zeros",
                                                "zeros_like",
@@ -103,6 +116,7 @@ bool IsExactOperator(const ir::Node& node) {
                                                "argmin",
                                                "maximum",
                                                "minimum"};
+  if (node.op.name == "index_put") return !IndexPutAccumulates(node);
   return kExact.count(node.op.name) != 0;
 }
 
@@ -149,6 +163,15 @@ int64_t ReductionLength(const ir::Graph& graph, const ir::Node& node) {
                                                  "prod",
                                                  "cumsum"};
   if (kLastDim.count(name)) return std::max<int64_t>(1, last_dim(0));
+  if (name == "index_put" && IndexPutAccumulates(node)) {
+    // At most every value lands on one position: K = the number of values (their leading
+    // extent, the length of the index tensors).
+    if (inputs.size() < 2) return 1;
+    const std::optional<ir::TensorType>& values =
+        graph.node(inputs.back().node).outputs.at(inputs.back().output).type;
+    if (!values || values->shape.empty() || !values->shape.front().is_static()) return 1;
+    return std::max<int64_t>(1, values->shape.front().value());
+  }
   return 1;
 }
 
