@@ -23,9 +23,15 @@ class InputError : public std::runtime_error {
   const std::string& problem() const { return problem_; }
 
   static std::string Format(const std::string& file, int line, const std::string& problem) {
-    std::string where = file.empty() ? std::string("<input>") : file;
-    if (line > 0) where += ":" + std::to_string(line);
-    return where + ": error: " + problem;
+    // Appended piece by piece: gcc 12 at -O3 warns falsely (-Wrestrict) on `a + ":" + b`.
+    std::string text = file.empty() ? std::string("<input>") : file;
+    if (line > 0) {
+      text += ':';
+      text += std::to_string(line);
+    }
+    text += ": error: ";
+    text += problem;
+    return text;
   }
 
  private:
