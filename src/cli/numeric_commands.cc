@@ -185,25 +185,26 @@ Command CheckCommand() {
   CommandSpec spec;
   spec.name = "check";
   spec.summary = "Run S and D on random inputs and check the relations numerically.";
-  spec.options = {
-      OptionSpec::One("--seq", "FILE", "the sequential model's graph").Required(),
-      OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")
-          .Required(),
-      OptionSpec::One("--relations", "SPEC", "the relation spec file").Required(),
-      OptionSpec::One("--from-verify", "R.json",
-                      "also check every relation of a 'verify --json' report"),
-      OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
-      OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
-      OptionSpec::One("--device", "cpu|cuda[:N]",
-                      "where S and D run (default cpu; exit 2 without a CUDA device)"),
-      OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
-      OptionSpec::Flag("--distributed",
-                       "under mpirun -np N (N = D's ranks): process r runs rank r of D with MPI "
-                       "collectives, rank 0 runs S and writes the report (MPI builds)"),
-      OptionSpec::Flag("--exact-collectives",
-                       "with --distributed: collectives computed as the single-process run "
-                       "does (every member's input gathered), so the report is identical"),
-  };
+  spec.options = GraphInputOptions();
+  spec.options.insert(
+      spec.options.end(),
+      {
+          OptionSpec::One("--relations", "SPEC", "the relation spec file").Required(),
+          OptionSpec::One("--from-verify", "R.json",
+                          "also check every relation of a 'verify --json' report"),
+          OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
+          OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
+          OptionSpec::One("--device", "cpu|cuda[:N]",
+                          "where S and D run (default cpu; exit 2 without a CUDA device)"),
+          OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
+          OptionSpec::Flag(
+              "--distributed",
+              "under mpirun -np N (N = D's ranks): process r runs rank r of D with MPI "
+              "collectives, rank 0 runs S and writes the report (MPI builds)"),
+          OptionSpec::Flag("--exact-collectives",
+                           "with --distributed: collectives computed as the single-process run "
+                           "does (every member's input gathered), so the report is identical"),
+      });
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kCheckHelp;
   return Command{spec, RunCheckCommand};

@@ -99,20 +99,20 @@ Command InferRelationsCommand() {
   CommandSpec spec;
   spec.name = "infer-relations";
   spec.summary = "Infer a relation spec for S and D by executing them (for review).";
-  spec.options = {
-      OptionSpec::One("--seq", "FILE", "the sequential model's graph").Required(),
-      OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")
-          .Required(),
-      OptionSpec::One("--output", "SPEC", "where to write the spec; '-': stdout")
-          .Short("-o")
-          .Required(),
-      OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
-      OptionSpec::One("--outputs", "N,...",
-                      "S output positions to relate (default: every matched output)"),
-      OptionSpec::One(
-          "--hints-out", "FILE",
-          "also write the fingerprint matches as hints for verify --hints; '-': stdout"),
-  };
+  spec.options = GraphInputOptions();
+  spec.options.insert(
+      spec.options.end(),
+      {
+          OptionSpec::One("--output", "SPEC", "where to write the spec; '-': stdout")
+              .Short("-o")
+              .Required(),
+          OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
+          OptionSpec::One("--outputs", "N,...",
+                          "S output positions to relate (default: every matched output)"),
+          OptionSpec::One(
+              "--hints-out", "FILE",
+              "also write the fingerprint matches as hints for verify --hints; '-': stdout"),
+      });
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kInferHelp;
   return Command{spec, RunInferRelations};

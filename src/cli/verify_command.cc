@@ -44,27 +44,29 @@ const char kExplainHelp[] =
 std::vector<OptionSpec> InputAndLimitOptions(bool required) {
   auto maybe_required = [required](OptionSpec spec) { return required ? spec.Required() : spec; };
   symbolic::InferenceOptions defaults;
-  return {
-      maybe_required(OptionSpec::One("--seq", "FILE", "the sequential model's graph")),
-      maybe_required(
-          OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program")),
-      maybe_required(OptionSpec::One("--relations", "SPEC", "the relation spec file")),
-      OptionSpec::One("--max-nodes", "N",
-                      "e-node limit of each local e-graph (default " +
-                          std::to_string(defaults.per_node.nodes) + ")"),
-      OptionSpec::One("--max-iterations", "N",
-                      "saturation iterations per S operator (default " +
-                          std::to_string(defaults.per_node.iterations) + ")"),
-      OptionSpec::One(
-          "--timeout-ms", "N",
-          "time limit of each S operator's saturation in ms (default " +
-              std::to_string(static_cast<int64_t>(defaults.per_node.time.count() * 1000)) + ")"),
-      OptionSpec::One("--hops", "N",
-                      "starting depth (D computing operators beyond the related D tensors) of "
-                      "the neighbourhood search, which deepens by doubling up to " +
-                          std::to_string(defaults.max_compute_hops) + " (default " +
-                          std::to_string(defaults.compute_hops) + ")"),
-  };
+  std::vector<OptionSpec> options = GraphInputOptions(required);
+  options.insert(
+      options.end(),
+      {
+          maybe_required(OptionSpec::One("--relations", "SPEC", "the relation spec file")),
+          OptionSpec::One("--max-nodes", "N",
+                          "e-node limit of each local e-graph (default " +
+                              std::to_string(defaults.per_node.nodes) + ")"),
+          OptionSpec::One("--max-iterations", "N",
+                          "saturation iterations per S operator (default " +
+                              std::to_string(defaults.per_node.iterations) + ")"),
+          OptionSpec::One(
+              "--timeout-ms", "N",
+              "time limit of each S operator's saturation in ms (default " +
+                  std::to_string(static_cast<int64_t>(defaults.per_node.time.count() * 1000)) +
+                  ")"),
+          OptionSpec::One("--hops", "N",
+                          "starting depth (D computing operators beyond the related D tensors) of "
+                          "the neighbourhood search, which deepens by doubling up to " +
+                              std::to_string(defaults.max_compute_hops) + " (default " +
+                              std::to_string(defaults.compute_hops) + ")"),
+      });
+  return options;
 }
 
 // Everything one verification run loads and computes.
@@ -208,6 +210,14 @@ int RunExplain(const ParsedCommand& command, std::ostream& out) {
 }
 
 }  // namespace
+
+std::vector<OptionSpec> GraphInputOptions(bool required) {
+  OptionSpec seq = OptionSpec::One("--seq", "FILE", "the sequential model's graph");
+  OptionSpec dist =
+      OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program");
+  if (!required) return {seq, dist};
+  return {seq.Required(), dist.Required()};
+}
 
 std::vector<OptionSpec> ResizeOptions() {
   return {OptionSpec::One("--resize", "OLD=NEW,...",

@@ -22,6 +22,10 @@ Command VerifyCommand();
 // exit 0 when TENSOR has relations, 1 when none was found, 2 for an unknown tensor.
 Command ExplainCommand();
 
+// The graph inputs `--seq FILE` and `--dist DIR|FILE...` that verify, explain, check and
+// infer-relations take (required unless `required` is false: explain may read a report instead).
+std::vector<OptionSpec> GraphInputOptions(bool required = true);
+
 // The options `--resize OLD=NEW,...` (S and D) and `--resize-dist OLD=NEW,...` (D's own map) of
 // verify and check, and applying them to loaded graphs (frontend/resize.h). The applied maps'
 // canonical texts go to *s_map and *d_map ("" when not resized).

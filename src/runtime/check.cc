@@ -348,8 +348,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
           at::Tensor computed = (plain_sample != 0).logical_or(d != 0);
           int64_t count = computed.sum().item<int64_t>();
           if (count > 0) {
-            sigma = (d.square().sum().item<double>() / static_cast<double>(count));
-            sigma = std::sqrt(sigma);
+            sigma = std::sqrt(d.square().sum().item<double>() / static_cast<double>(count));
           }
         }
         sigma = std::max(sigma, u * rms);

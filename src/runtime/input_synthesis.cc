@@ -392,7 +392,7 @@ ProgramInputs SynthesizeInputs(const ir::Graph& s_graph, const ir::Program& d_pr
       Origin origin = OriginOf(relation);
       throw InputError(origin.file, origin.line,
                        "cannot derive D inputs from " + s_graph.ValueName(relation.s_tensor) +
-                           " == " + relation.expr.ToString() + ": " + e.what());
+                           " == " + relation.expr.ToString() + ": " + ErrorText(e));
     }
   }
   // Forwards: every input relation must hold on the derived values (exactly for copies; sums of

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ir/op_registry.h"
+#include "runtime/executor.h"
 #include "runtime/input_synthesis.h"
 #include "util/diagnostic.h"
 
@@ -274,7 +275,7 @@ ProcessFailure FailureOf(std::exception_ptr error) {
   } catch (const std::bad_alloc&) {
     f.text = "out of memory";
   } catch (const std::exception& e) {
-    f.text = e.what();
+    f.text = ErrorText(e);
   } catch (...) {
     f.text = "unknown exception";
   }
