@@ -16,7 +16,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,47 +112,17 @@ class Tape {
     runtime::RandomMode random{/*dropout_off=*/true, nullptr};
     auto lookup = [this](ir::TensorRef ref) { return values_[ref.node][ref.output]; };
     for (const TapeStep& step : steps_) {
-      runtime::KernelCall call(*step.node, step.args, lookup, no_overrides_, random);
       // S is one rank: its collectives (groups of one) and waits return their input.
       if (step.info->traits.collective != ir::CollectiveKind::kNone) {
         values_[step.index] = {Single(step)};
         continue;
       }
-      std::vector<at::Tensor> outputs;
-      if (step.node->functionalized) {
-        outputs = RunFunctionalized(step, random);
-      } else {
-        outputs = (*step.kernel)(call);
-      }
-      values_[step.index] = std::move(outputs);
+      values_[step.index] =
+          runtime::CallKernel(*step.kernel, *step.node, *step.info, step.args, lookup, random);
     }
   }
 
  private:
-  // As the executor does: the op writes into clones of its mutated arguments, which become the
-  // node's outputs after the op's own return.
-  std::vector<at::Tensor> RunFunctionalized(const TapeStep& step, runtime::RandomMode random) {
-    std::map<std::string, at::Tensor> clones;
-    std::vector<std::string> mutated;
-    for (const ir::ArgSchema& a : step.info->schema.args) {
-      if (!a.mutated) continue;
-      mutated.push_back(a.name);
-      if (step.args.has(a.name) && step.args[a.name].is_tensor()) {
-        const ir::TensorRef& ref = step.args[a.name].as_tensor();
-        clones[a.name] = values_[ref.node][ref.output].clone();
-      }
-    }
-    auto lookup = [this](ir::TensorRef ref) { return values_[ref.node][ref.output]; };
-    runtime::KernelCall call(*step.node, step.args, lookup, clones, random);
-    std::vector<at::Tensor> outputs = (*step.kernel)(call);
-    if (step.info->schema.returns.empty()) outputs.push_back(at::Tensor());
-    for (const std::string& name : mutated) {
-      auto it = clones.find(name);
-      outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
-    }
-    return outputs;
-  }
-
   at::Tensor Single(const TapeStep& step) {
     for (const ir::TensorRef& ref : step.node->TensorInputs()) {
       return values_[ref.node][ref.output];
@@ -164,7 +133,6 @@ class Tape {
   const Loaded& loaded_;
   std::vector<std::vector<at::Tensor>> values_;
   std::vector<TapeStep> steps_;
-  std::map<std::string, at::Tensor> no_overrides_;
 };
 
 void Report(benchmark::State& state, const Loaded& loaded) {

@@ -229,31 +229,10 @@ class RankRun {
       }
       const Kernel* kernel = FindKernel(node.op);
       if (kernel == nullptr) Fail(node, "no kernel for " + node.op.ToString());
-      // Functionalized: the op writes into clones of its mutated arguments, which become the
-      // node's outputs after the op's own return (a None slot for a void op).
-      std::map<std::string, at::Tensor> clones;
-      std::vector<std::string> mutated;
-      if (node.functionalized) {
-        for (const ir::ArgSchema& a : info.schema.args) {
-          if (!a.mutated) continue;
-          mutated.push_back(a.name);
-          if (args.has(a.name) && args[a.name].is_tensor()) {
-            clones[a.name] = Value(args[a.name].as_tensor(), node).clone();
-          }
-        }
-      }
       RandomMode random{options_.dropout_off, &generator_};
-      KernelCall call(
-          node, args, [&](ir::TensorRef ref) { return Value(ref, node); }, clones, random,
+      outputs = CallKernel(
+          *kernel, node, info, args, [&](ir::TensorRef ref) { return Value(ref, node); }, random,
           options_.device);
-      outputs = (*kernel)(call);
-      if (node.functionalized) {
-        if (info.schema.returns.empty()) outputs.push_back(at::Tensor());
-        for (const std::string& name : mutated) {
-          auto it = clones.find(name);
-          outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
-        }
-      }
       if (options_.transform_outputs) options_.transform_outputs(rank_, node, outputs);
     } catch (const InputError&) {
       throw;

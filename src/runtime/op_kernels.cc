@@ -970,4 +970,31 @@ const Kernel* FindKernel(const ir::OpName& op) {
   return it == table.end() ? nullptr : &it->second;
 }
 
+std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
+                                   const ir::OpInfo& info, const ir::BoundArgs& args,
+                                   const KernelCall::TensorLookup& lookup, RandomMode random,
+                                   at::Device device) {
+  std::map<std::string, at::Tensor> clones;
+  std::vector<std::string> mutated;
+  if (node.functionalized) {
+    for (const ir::ArgSchema& a : info.schema.args) {
+      if (!a.mutated) continue;
+      mutated.push_back(a.name);
+      if (args.has(a.name) && args[a.name].is_tensor()) {
+        clones[a.name] = lookup(args[a.name].as_tensor()).clone();
+      }
+    }
+  }
+  KernelCall call(node, args, lookup, clones, random, device);
+  std::vector<at::Tensor> outputs = kernel(call);
+  if (node.functionalized) {
+    if (info.schema.returns.empty()) outputs.push_back(at::Tensor());
+    for (const std::string& name : mutated) {
+      auto it = clones.find(name);
+      outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
+    }
+  }
+  return outputs;
+}
+
 }  // namespace gg::runtime

@@ -84,4 +84,12 @@ const std::map<std::string, Kernel>& KernelTable();
 // The kernel of an operator (an empty overload also matches "default"); nullptr if none.
 const Kernel* FindKernel(const ir::OpName& op);
 
+// Calls `kernel` for `node` (its schema `info`, bound `args`). A functionalized node's op writes
+// into clones of its mutated arguments, which become the node's outputs after the op's own
+// return (a None slot for a void op).
+std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
+                                   const ir::OpInfo& info, const ir::BoundArgs& args,
+                                   const KernelCall::TensorLookup& lookup, RandomMode random,
+                                   at::Device device = at::kCPU);
+
 }  // namespace gg::runtime
