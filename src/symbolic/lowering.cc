@@ -143,7 +143,9 @@ class LowerContext {
   const ir::Node& node() const { return node_; }
 
   // A scalar argument as `(flt v)`: a number, or a tensor read (through lift_fresh_copy / clone)
-  // from a graph constant whose value the spec states (`constant` statements).
+  // from a graph constant whose value the spec states (`constant` statements) or from
+  // aten::scalar_tensor(v) (the capture writes 0-dim tensor constants so: their value is known
+  // in every graph, S included, where a spec `constant` would name a node S lacks).
   ClassId Scalar(const char* name) const {
     const Value& v = Arg(name);
     if (v.is_number()) return Fl(v.as_double());
@@ -151,6 +153,11 @@ class LowerContext {
     ir::TensorRef ref = v.as_tensor();
     for (int steps = 0; steps < 8; ++steps) {
       const ir::Node& producer = graph_.node(ref.node);
+      if (producer.kind == ir::NodeKind::kOperator && producer.op.ns == "aten" &&
+          producer.op.name == "scalar_tensor" && !producer.args.empty() &&
+          producer.args[0].is_number()) {
+        return Fl(producer.args[0].as_double());
+      }
       if (producer.kind == ir::NodeKind::kConstant) {
         if (constants_ == nullptr) throw NotCovered{};
         auto it = constants_->find(producer.name);
