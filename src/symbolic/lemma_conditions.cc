@@ -504,6 +504,57 @@ std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (sumr ?xs...) where some element's class holds a sum: its terms spliced in place (sums over
+// ranks of partial sums over sections, compared with one flat sum over every piece).
+std::optional<ClassId> SumrFlatten(EGraph& g, const Bindings& b) {
+  std::vector<ClassId> children;
+  bool flattened = false;
+  for (ClassId x : b.List("xs")) {
+    const ENode* inner = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op == Lang().sumr && node.children.size() >= 2) {
+        inner = &node;
+        break;
+      }
+    }
+    if (inner == nullptr) {
+      children.push_back(x);
+      continue;
+    }
+    flattened = true;
+    children.insert(children.end(), inner->children.begin(), inner->children.end());
+  }
+  if (!flattened) return std::nullopt;
+  return AddOp(g, Lang().sumr, std::move(children));
+}
+
+// (sumr ?xs...) where every element's class holds a sum of the same number m >= 2 of terms:
+// sum_i sum_j x_ij = sum_j sum_i x_ij, (sumr (sumr x_0j x_1j ...)...) (sum interchange: the
+// per-section partial sums of a fused column-parallel weight regrouped per rank).
+std::optional<ClassId> SumrInterchange(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2) return std::nullopt;
+  std::vector<const ENode*> sums;
+  for (ClassId x : xs) {
+    const ENode* found = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op != Lang().sumr || node.children.size() < 2) continue;
+      if (!sums.empty() && node.children.size() != sums.front()->children.size()) continue;
+      found = &node;
+      break;
+    }
+    if (found == nullptr) return std::nullopt;
+    sums.push_back(found);
+  }
+  std::vector<ClassId> children;
+  for (size_t j = 0; j < sums.front()->children.size(); ++j) {
+    std::vector<ClassId> column;
+    for (const ENode* sum : sums) column.push_back(sum->children[j]);
+    children.push_back(AddOp(g, Lang().sumr, std::move(column)));
+  }
+  return AddOp(g, Lang().sumr, std::move(children));
+}
+
 // (embedding (concat 0 ?ws...) ?i), the vocabulary-parallel lookup (Megatron): rank r holds rows
 // [o_r, o_r + n_r) of the table; it masks ids outside them (m_r = i < o_r | i >= o_r + n_r),
 // looks up where(m_r, 0, i - o_r) in its shard, zeroes the masked rows, and the ranks' results
@@ -848,6 +899,8 @@ ApplierTable BuildAppliers() {
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
+  t.Add("sumr-interchange", SumrInterchange);
+  t.Add("sumr-flatten", SumrFlatten);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
   t.Add("vocab-parallel-pick", VocabParallelPick);
   t.Add("masked-offset-ids", MaskedOffsetIds);

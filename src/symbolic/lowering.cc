@@ -326,14 +326,41 @@ Outputs SplitEqual(const LowerContext& l) {
   return out;
 }
 
-// expand(self, sizes) to self's own shape (torch.matmul of 4-d operands records one per operand
-// before its view + bmm) is the identity. A real broadcast stays opaque: written as a concat of
-// copies it is exact, but the relation inferred for it names the copies of one rank only, so an
-// elementwise consumer meeting another rank's operand found no equal (a VIOLATION on Megatron's
-// correct softmax backward); see the capture corpus manifest.
+// expand(self, sizes): a dim of size 1 broadcast to n is the concat of n copies along it, and new
+// leading dims are a reshape to size 1 first (exact; the same shape is the identity, as
+// torch.matmul of 4-d operands records). Broadcasts of more than kMaxExpandCopies along one dim
+// stay opaque, so a wide broadcast does not put a huge concat into every e-graph.
+constexpr int64_t kMaxExpandCopies = 16;
+
 Outputs Expand(const LowerContext& l) {
-  if (l.InType("self").shape != l.OutType().shape) throw NotCovered{};
-  return One(l.T("self"));
+  const TensorType& in = l.InType("self");
+  const TensorType& out = l.OutType();
+  if (in.shape == out.shape) return One(l.T("self"));
+  if (out.shape.size() < in.shape.size()) throw NotCovered{};
+  size_t added = out.shape.size() - in.shape.size();
+  std::vector<int64_t> in_sizes(added, 1), out_sizes;
+  for (const ir::Dim& d : in.shape) {
+    if (!d.is_static()) throw NotCovered{};
+    in_sizes.push_back(d.value());
+  }
+  for (const ir::Dim& d : out.shape) {
+    if (!d.is_static()) throw NotCovered{};
+    out_sizes.push_back(d.value());
+  }
+  ClassId x = l.T("self");
+  if (added > 0) {
+    std::vector<ClassId> children{x};
+    for (int64_t size : in_sizes) children.push_back(l.N(size));
+    x = l.Op("reshape", std::move(children));
+  }
+  for (size_t d = 0; d < out_sizes.size(); ++d) {
+    if (in_sizes[d] == out_sizes[d]) continue;
+    if (in_sizes[d] != 1 || out_sizes[d] > kMaxExpandCopies) throw NotCovered{};
+    std::vector<ClassId> children(static_cast<size_t>(out_sizes[d]) + 1, x);
+    children[0] = l.N(static_cast<int64_t>(d));
+    x = l.Op("concat", std::move(children));
+  }
+  return One(x);
 }
 
 Outputs Cat(const LowerContext& l) {
@@ -347,6 +374,16 @@ Outputs Cat(const LowerContext& l) {
 
 Outputs Softmax(const LowerContext& l) {
   return One(l.Op("softmax", {l.T("self"), l.N(l.Dim(l.I("dim")))}));
+}
+
+// _softmax_backward_data(g, y, d) = y * (g - sum(g * y, d, keepdim)), y = softmax(x, d) being
+// the forward's output (the Jacobian-vector product of softmax). input_dtype only names the
+// forward's dtype.
+Outputs SoftmaxBackwardData(const LowerContext& l) {
+  ClassId g = l.T("grad_output");
+  ClassId y = l.T("output");
+  ClassId dot = l.Op("sum_dim", {l.Op("mul", {g, y}), l.N(l.Dim(l.I("dim"), "output")), l.N(1)});
+  return One(l.Op("mul", {y, l.Op("sub", {g, dot})}));
 }
 
 // log_softmax(x, d) = log(softmax(x, d)): the softmax lemmas (rows whole on a rank) carry over.
@@ -479,7 +516,20 @@ Outputs NativeLayerNorm(const LowerContext& l) {
   int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
   ClassId out = l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(ndims),
                                    l.Fl(l.F("eps"))});
-  return {out, std::nullopt, std::nullopt};
+  // The saved statistics (what the backward reads), kept dims of size 1: mean = mean(x) and
+  // rstd = 1 / sqrt(mean((x - mean)^2) + eps) over the normalized (last ndims) dims (biased
+  // variance, as ATen computes it).
+  int64_t rank = static_cast<int64_t>(l.InType("input").shape.size());
+  if (ndims < 1 || ndims > rank) throw NotCovered{};
+  auto mean_of = [&](ClassId x) {
+    for (int64_t d = rank - 1; d >= rank - ndims; --d) x = l.Op("mean_dim", {x, l.N(d), l.N(1)});
+    return x;
+  };
+  ClassId mean = mean_of(l.T("input"));
+  ClassId centered = l.Op("sub", {l.T("input"), mean});
+  ClassId var = mean_of(l.Op("mul", {centered, centered}));
+  ClassId rstd = l.Op("rsqrt", {l.Op("add", {var, l.Fl(l.F("eps"))})});
+  return {out, mean, rstd};
 }
 
 // Functionalized vLLM ops: output 0 is the (void) return, then the mutated arguments.
@@ -707,6 +757,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::tanh_backward.default", TanhBackward},
       {"aten::silu_backward.default", SiluBackward},
       {"aten::_softmax.default", Softmax},
+      {"aten::_softmax_backward_data.default", SoftmaxBackwardData},
       {"aten::sum.dim_IntList", SumDims},
       {"aten::mean.dim", MeanDims},
       {"aten::sum.default", SumAll},
