@@ -4,9 +4,11 @@
 #   1. verify on every case and degree equals manifest.json's verdict (REFINES for the correct
 #      programs; a known limitation is recorded there with verify's first line, never hidden);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
-#   3. with .venv (torch): regenerating megatron_gpt_sp/fwd and hf_mixtral/joint (transformers'
+#   3. with .venv (torch): regenerating megatron_gpt_sp/fwd, hf_mixtral/joint (transformers'
 #      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward)
-#      gives byte-identical files.
+#      and dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
+#      DTensor's collectives, the spec from parameter and gradient placements) gives
+#      byte-identical files.
 # Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
 set -euo pipefail
 GG=$1
@@ -27,9 +29,9 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_corpus: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-"$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" --only megatron_gpt_sp/fwd \
-  --only hf_mixtral/joint 2>/dev/null
-for c in megatron_gpt_sp/fwd hf_mixtral/joint; do
+CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint)
+"$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" "${CASES[@]/#/--only=}" 2>/dev/null
+for c in "${CASES[@]}"; do
   diff -r "$CORPUS/$c" "$TMP/corpus/$c"
 done
-echo "capture_corpus: regenerated megatron_gpt_sp/fwd and hf_mixtral/joint byte-identical"
+echo "capture_corpus: regenerated ${CASES[*]} byte-identical"

@@ -1,5 +1,5 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import hf, megatron_cp, megatron_gpt
+from .models import dtensor_llama, hf, megatron_cp, megatron_gpt
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -8,11 +8,14 @@ _PROGRAMS = {
     "hf_qwen2": lambda: hf.HFCausalLM("hf_qwen2"),
     "hf_gpt2": lambda: hf.HFCausalLM("hf_gpt2"),
     "hf_mixtral": lambda: hf.HFCausalLM("hf_mixtral"),
+    "dtensor_llama": lambda: dtensor_llama.DTensorLlama(),
+    "dtensor_llama_sp": lambda: dtensor_llama.DTensorLlama(sp=True),
 }
 
 
 # The models of tests/corpus (make_corpus.py), in order.
-CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral"]
+CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral",
+          "dtensor_llama", "dtensor_llama_sp"]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).

@@ -4,8 +4,11 @@ A program (see models/) builds its module for a TP group, gives its data, and re
 forward() a tuple (loss, extra outputs...). The joint function returns (loss, gradient of every
 parameter in named_parameters() order); gradients of parameters marked sequence-parallel are
 all-reduced first, as Megatron-LM's finalize_model_grads does (unless the program overrides
-finalize_grads, which the bug benchmark does).
+finalize_grads, which the bug benchmark does). Programs with `dtensor = True` (a plain module
+given to parallelize_module) are traced by dtensor_trace, with placements read from DTensor.
 """
+import math
+
 import torch
 from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -81,11 +84,54 @@ class Traced:
 def trace_rank(program, world, rank, mode):
     """Capture rank `rank` of `program` with `world` ranks (world 1: the sequential program)."""
     assert mode in ("fwd", "joint")
+    trace = dtensor_trace if getattr(program, "dtensor", False) else _trace
     if world == 1:
-        return _trace(program, tpmod.TP(), mode, {})
+        return trace(program, tpmod.TP(), mode, {})
     with fakedist.fake_world(world, rank) as world_group:
         tp = program.make_tp(world, rank, world_group)
-        return _trace(program, tp, mode, None, rank)
+        return trace(program, tp, mode, None, rank)
+
+
+def _process_groups(gm):
+    """The member ranks of every process group the graph's collectives name."""
+    groups = {}
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and getattr(node.target, "namespace", "") == "_c10d_functional":
+            group = node.args[-1]
+            if isinstance(group, str) and group not in groups:
+                groups[group] = fakedist.group_ranks(group)
+    return groups
+
+
+def scalar_constants(gm):
+    """Replace lift_fresh_copy of a 0-dim tensor constant by aten.scalar_tensor of its value.
+
+    `t[mask] = 0.0` (DTensor's _MaskPartial, masking what lies outside this rank's vocabulary
+    shard) traces as index_put_ of a lifted 0-dim tensor constant. GraphGuard's JSON holds no
+    constant values; a spec `constant` line could state them, but S (the plain model) has no such
+    constant and the spec is shared with the TP 1 case (S against itself), where a `constant`
+    naming a node S lacks is an error. scalar_tensor carries the value in the call, with the
+    constant's dtype: the same tensor, and lowering reads it as that number."""
+    for node in list(gm.graph.nodes):
+        if (node.op != "call_function" or node.target is not torch.ops.aten.lift_fresh_copy.default
+                or node.args[0].op != "get_attr"):
+            continue
+        const = getattr(gm, node.args[0].target)
+        if const.dim() != 0 or const.dtype.is_complex or not math.isfinite(const.item()):
+            raise ValueError(f"trace: tensor constant {node.args[0].target} "
+                             f"{tuple(const.shape)} has no GraphGuard form")
+        with gm.graph.inserting_before(node):
+            new = gm.graph.call_function(
+                torch.ops.aten.scalar_tensor.default, (const.item(),),
+                {"dtype": const.dtype, "layout": torch.strided, "device": const.device})
+        new.meta = dict(node.meta)
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+    for node in list(gm.graph.nodes):
+        if node.op == "get_attr" and not node.users:
+            gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
 
 
 def _trace(program, tp, mode, groups, rank=0):
@@ -119,12 +165,7 @@ def _trace(program, tp, mode, groups, rank=0):
     gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
     out_of_place(gm)
     if groups is None:
-        groups = {}
-        for node in gm.graph.nodes:
-            if node.op == "call_function" and getattr(node.target, "namespace", "") == "_c10d_functional":
-                group = node.args[-1]
-                if isinstance(group, str) and group not in groups:
-                    groups[group] = fakedist.group_ranks(group)
+        groups = _process_groups(gm)
     input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
     graph = fxjson.graph_to_json(gm, rank, input_names)
     param_placements = {sanitize(n): tpmod.placement(p) for n, p in named}
@@ -139,3 +180,123 @@ def _trace(program, tp, mode, groups, rank=0):
     traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
     traced.spec_group = getattr(program, "spec_group", None)
     return traced
+
+
+# ---- DTensor programs (parallelize_module) ---------------------------------------------------
+#
+# How a parallelize_module'd model is traced into per-rank ATen graphs (torch 2.13):
+#  - the DeviceMesh is built over the fake process group (init_device_mesh("cpu", (world,)) reuses
+#    the default group, "0"); parallelize_module then holds DTensor parameters whose local shards
+#    distribute_tensor cut without communicating (Shard) or broadcast (Replicate; a no-op here);
+#  - make_fx is given the parameters' *local* tensors as plain placeholders, and step() wraps them
+#    with DTensor.from_local(placements, global shape and stride) before functional_call. Given a
+#    DTensor placeholder, make_fx (torch 2.13) records the wrapper's own op (aten.t of the
+#    DTensor) and bakes its local shard into the graph as a _tensor_constant: the parameter
+#    would not be an input. Wrapping inside the traced function makes DTensor's dispatch run
+#    under the proxy mode on proxied local tensors, so what is recorded is the local ATen ops
+#    DTensor's sharding propagation issues plus its redistributions, which call
+#    torch.distributed's functional collectives (funcol): _c10d_functional.all_reduce /
+#    all_gather_into_tensor / reduce_scatter_tensor + wait_tensor, naming the mesh's group;
+#  - loss_parallel() is entered around the forward and the autograd.grad call (its custom
+#    cross-entropy handlers run in both), so the vocabulary-parallel loss is DTensor's own;
+#  - gradients are taken with respect to the from_local DTensors, so each gradient keeps the
+#    placement DTensor computed (Shard like the parameter, Partial for a Replicate parameter used
+#    on sequence shards, Replicate for the vocabulary-parallel embedding's dense gradient): the
+#    relation spec states what the program holds, not what an optimizer would make of it.
+# The sequential program (world 1) is the same model without parallelize_module.
+
+
+def dtensor_placement(placements, ndim, what):
+    """GraphGuard placement of a 1-D-mesh DTensor placement list (spec.rule's form) of a tensor
+    with ndim dimensions."""
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    if len(placements) != 1:
+        raise ValueError(f"trace: {what}: {len(placements)}-D mesh placements {placements} "
+                         "(only a 1-D tensor-parallel mesh is captured)")
+    p = placements[0]
+    if isinstance(p, Replicate):
+        return ("replicate",)
+    if type(p) is Shard:
+        return ("shard", p.dim % ndim if ndim else p.dim)
+    if isinstance(p, Partial) and p.reduce_op == "sum":
+        return ("partial",)
+    raise ValueError(f"trace: {what}: placement {p} has no relation rule")
+
+
+def _clear_dtensor_caches():
+    """Forget DTensor's sharding decisions from an earlier rank's capture in this process.
+
+    DeviceMesh equality ignores the current rank, so the sharding-propagation caches (C++ fast
+    path and Python LRU) hand rank r an output spec whose mesh is the one of the rank traced
+    first: loss_parallel's nll_loss then masks targets with rank 0's vocabulary offset on every
+    rank (seen on torch 2.13: rank 1 compared its targets with [0, 32) instead of [32, 64))."""
+    from torch.distributed.tensor import _redistribute
+    from torch.distributed.tensor.debug import _clear_sharding_prop_cache
+    _clear_sharding_prop_cache()
+    _redistribute._gen_transform_infos.cache_clear()
+
+
+def dtensor_trace(program, tp, mode, groups, rank=0):
+    from torch.distributed.tensor import DTensor
+    if tp.size > 1:
+        from torch.distributed.device_mesh import init_device_mesh
+        _clear_dtensor_caches()
+        tp.mesh = init_device_mesh("cpu", (tp.size,))
+    torch.manual_seed(0)
+    model = program.build(tp)
+    model.train(False)
+    data = program.data(tp)
+    named = list(model.named_parameters())
+    names = [n for n, _ in named]
+    # (placements, global shape, global stride) of a DTensor parameter; None: a plain tensor
+    specs = [(p.placements, p.shape, p.stride()) if isinstance(p, DTensor) else None
+             for _, p in named]
+    buffers = list(model.named_buffers())
+    data_names = list(data)
+    out_places = []
+
+    def local(value, what):
+        if isinstance(value, DTensor):
+            if value.device_mesh.get_coordinate() != tp.mesh.get_coordinate():
+                raise ValueError(f"trace: {what} is on the mesh of another rank (a stale DTensor "
+                                 "sharding cache)")
+            out_places.append(dtensor_placement(value.placements, value.dim(), what))
+            return value.to_local()
+        out_places.append(("replicate",))  # a plain tensor: every rank's own (replicated) value
+        return value
+
+    def step(*flat):
+        wrapped = [x if s is None else
+                   DTensor.from_local(x, tp.mesh, s[0], run_check=False, shape=s[1], stride=s[2])
+                   for s, x in zip(specs, flat)]
+        p = dict(zip(names, wrapped))
+        nb = len(names) + len(buffers)
+        p.update(zip([n for n, _ in buffers], flat[len(names):nb]))
+        d = dict(zip(data_names, flat[nb:]))
+        out_places.clear()
+        with program.loss_context(tp):
+            outs = torch.func.functional_call(model, p, (), d, tie_weights=True, strict=True)
+            results = [local(outs[0], "loss")]
+            if mode == "fwd":
+                results += [local(o, f"output #{k}") for k, o in enumerate(outs[1:], 1)]
+            else:
+                grads = torch.autograd.grad(outs[0], wrapped)
+                results += [local(g, f"gradient of {n}") for n, g in zip(names, grads)]
+        return tuple(results)
+
+    args = [(p.to_local() if isinstance(p, DTensor) else p).detach().clone()
+            .requires_grad_(mode == "joint") for p in (p for _, p in named)]
+    args += [b.detach().clone() for _, b in buffers]
+    args += [data[k] for k in data_names]
+    gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    scalar_constants(gm)
+    out_of_place(gm)
+    if groups is None:
+        groups = _process_groups(gm)
+    input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
+    graph = fxjson.graph_to_json(gm, rank, input_names)
+    param_placements = {sanitize(n): ("replicate",) if s is None else
+                        dtensor_placement(s[0], len(s[1]), n) for n, s in zip(names, specs)}
+    param_placements.update({sanitize(n): ("replicate",) for n, _ in buffers})
+    data_placements = {k: program.data_placement(k) for k in data_names}
+    return Traced(graph, input_names, param_placements, data_placements, list(out_places), groups)
