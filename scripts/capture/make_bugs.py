@@ -5,13 +5,17 @@
   make_bugs.py --verdicts GRAPHGUARD [--check]           verify every committed case; record the
                                                          verdicts, or (--check) fail on a change
   make_bugs.py --checks GRAPHGUARD [--check]             the same with `graphguard check` (numeric;
-                                                         a LibTorch build): HOLDS / FAILS per case
+                                                         a LibTorch build): HOLDS / FAILS per case,
+                                                         and `graphguard verify` with its numeric
+                                                         evidence (key verify_numeric)
   (--only CASE ... limits either mode to those cases)
 
 Layout: DIR/<case>/<correct|buggy>/{seq.json, tp<N>.json, spec.rel}. The cases, their public
 reports and patterns are in gg_capture/registry.py (BUGS); DIR/manifest.json holds them with the
-verdicts of graphguard verify (correct: REFINES expected, buggy: VIOLATION expected) and of
-graphguard check (correct: HOLDS, buggy: FAILS).
+verdicts of graphguard verify --no-numeric (the symbolic engine alone: correct REFINES, buggy
+UNKNOWN at the operator where the proof stops, since a VIOLATION needs evidence), of graphguard
+verify with its numeric evidence (buggy: VIOLATION) and of graphguard check (correct: HOLDS,
+buggy: FAILS).
 """
 import argparse
 import json
@@ -61,10 +65,18 @@ def numeric_check(graphguard, case_dir, degree):
     return word, first
 
 
+def numeric_verify(graphguard, case_dir, degree):
+    return make_corpus.verify(graphguard, case_dir, degree, numeric=True)
+
+
+RUNNERS = {"verify": make_corpus.verify, "verify_numeric": numeric_verify, "check": numeric_check}
+
+
 def verdicts(graphguard, out, check, only=None, key="verify"):
-    """Runs verify (key "verify") or check (key "check") on every case (or those in `only`) and
-    records the verdicts in the manifest, or with `check` compares them with it."""
-    run = make_corpus.verify if key == "verify" else numeric_check
+    """Runs verify --no-numeric (key "verify"), verify with numeric evidence ("verify_numeric") or
+    check ("check") on every case (or those in `only`) and records the verdicts in the manifest,
+    or with `check` compares them with it."""
+    run = RUNNERS[key]
     path = os.path.join(out, "manifest.json")
     with open(path) as f:
         manifest = json.load(f)
@@ -99,7 +111,8 @@ def main(argv=None):
     if a.verdicts:
         return verdicts(a.verdicts, a.out, a.check, a.only)
     if a.checks:
-        return verdicts(a.checks, a.out, a.check, a.only, key="check")
+        return (verdicts(a.checks, a.out, a.check, a.only, key="check") |
+                verdicts(a.checks, a.out, a.check, a.only, key="verify_numeric"))
     from gg_capture import registry
     cases = a.only or list(registry.BUGS)
     path = os.path.join(a.out, "manifest.json")
@@ -111,6 +124,7 @@ def main(argv=None):
         entry = capture_case(case, a.out)
         entry["verify"] = old.get(case, {}).get("verify", {})
         entry["check"] = old.get(case, {}).get("check", {})
+        entry["verify_numeric"] = old.get(case, {}).get("verify_numeric", {})
         old[case] = entry
         print(f"make_bugs: {case}", file=sys.stderr)
     if a.only and a.out != os.path.join(ROOT, "tests", "bugs"):

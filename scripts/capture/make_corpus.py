@@ -56,10 +56,15 @@ def make_case(model, mode, out_dir):
     return program
 
 
-def verify(graphguard, case_dir, degree):
+def verify(graphguard, case_dir, degree, numeric=False):
+    """`graphguard verify` of one case: (verdict, first line). Without `numeric` the symbolic
+    engine alone (--no-numeric: the same in every build); with it, an UNKNOWN is decided by the
+    numeric run of a LibTorch build (a counterexample makes it a VIOLATION)."""
     dist = "seq.json" if degree == 1 else f"tp{degree}.json"
     cmd = [graphguard, "verify", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
            os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel")]
+    if not numeric:
+        cmd.append("--no-numeric")
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
     return first.split(":")[0], first

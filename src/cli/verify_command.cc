@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/loader.h"
@@ -31,7 +32,13 @@ const char kVerifyHelp[] =
     "'graphguard infer-relations --hints-out FILE' in a LibTorch build): an operator whose\n"
     "outputs have hints is first searched over the D operators leading to the hinted tensors;\n"
     "every relation is still proved, so a wrong hint changes the work, never the verdict.\n"
-    "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN (a limit was hit).\n"
+    "The lemma catalogue is incomplete, so when the proof stops (a limit, or a search that ends\n"
+    "without a relation) the symbolic verdict is UNKNOWN. A build with the numeric runtime then\n"
+    "runs S and D on random inputs (as 'graphguard check --seed N' does, at the same sizes): an\n"
+    "expected output that differs makes it a VIOLATION with that counterexample; outputs that\n"
+    "agree leave it UNKNOWN (a lemma is likely missing) and say what the stopping S tensor equals\n"
+    "numerically. --no-numeric skips that run (reports then depend on the symbolic engine only).\n"
+    "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN.\n"
     "The JSON report (--json) follows docs/report-format.md.";
 
 const char kExplainHelp[] =
@@ -73,9 +80,15 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
 struct VerifyRun {
   ir::Graph s_graph;
   ir::Program d_program;
+  symbolic::SpecResult relations;
   symbolic::VerifyResult result;
   report::VerifyRunInfo info;
 };
+
+EvidenceGatherer& Gatherer() {
+  static EvidenceGatherer gatherer;
+  return gatherer;
+}
 
 VerifyRun RunVerification(const ParsedCommand& command) {
   VerifyRun run;
@@ -104,7 +117,8 @@ VerifyRun RunVerification(const ParsedCommand& command) {
   std::string s_map, d_map;
   ApplyResize(command, &run.s_graph, &run.d_program, &s_map, &d_map);
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(run.info.relations);
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  run.relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  const symbolic::SpecResult& relations = run.relations;
   symbolic::Hints hints;
   if (command.Has("--hints")) {
     run.info.hints = command.One("--hints");
@@ -134,6 +148,17 @@ int VerdictExitCode(symbolic::Verdict verdict) {
 
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
   VerifyRun run = RunVerification(command);
+  uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+  if (run.result.verdict == symbolic::Verdict::kUnknown && !command.Has("--no-numeric")) {
+    if (Gatherer()) {
+      symbolic::ApplyNumericEvidence(
+          &run.result, Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed));
+    } else {
+      run.result.summary +=
+          "; this build has no numeric engine to tell a difference from a missing lemma "
+          "(a LibTorch build runs one)";
+    }
+  }
   std::string json_path = command.One("--json");
   // The JSON file first: an unwritable path is bad input before anything was printed.
   if (!json_path.empty()) {
@@ -256,9 +281,15 @@ Command VerifyCommand() {
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
   spec.options.push_back(OptionSpec::Flag(
       "--no-timing", "leave wall-clock times out of both reports (deterministic output)"));
+  spec.options.push_back(OptionSpec::Flag(
+      "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
+  spec.options.push_back(
+      OptionSpec::One("--seed", "N", "random seed of that numeric run's inputs (default 0)"));
   spec.description = kVerifyHelp;
   return Command{spec, RunVerify};
 }
+
+void SetEvidenceGatherer(EvidenceGatherer gatherer) { Gatherer() = std::move(gatherer); }
 
 Command ExplainCommand() {
   CommandSpec spec;

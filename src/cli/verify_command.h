@@ -4,12 +4,16 @@
 // recomputed or read from a verify JSON report). Each is one entry of the command table in app.cc.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cli/app.h"
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "symbolic/inference.h"
+#include "symbolic/relation_spec.h"
 
 namespace gg::cli {
 
@@ -17,6 +21,14 @@ namespace gg::cli {
 // [--no-timing]`: exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input (including a spec without
 // outputs or a bad hint file).
 Command VerifyCommand();
+
+// How verify gets numeric evidence for an UNKNOWN verdict (symbolic::NumericEvidence): a build
+// with the numeric runtime sets it in main() (cli/numeric_commands.h); without one, verify says
+// that this build cannot tell a difference from a missing lemma.
+using EvidenceGatherer = std::function<symbolic::NumericEvidence(
+    const ir::Graph& s_graph, const ir::Program& d_program, const symbolic::SpecResult& spec,
+    const symbolic::VerifyResult& result, uint64_t seed)>;
+void SetEvidenceGatherer(EvidenceGatherer gatherer);
 
 // `explain TENSOR (--seq FILE --dist DIR|FILE... --relations SPEC | --from-report FILE.json)`:
 // exit 0 when TENSOR has relations, 1 when none was found, 2 for an unknown tensor.

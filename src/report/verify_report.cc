@@ -148,9 +148,12 @@ void AppendFailure(std::ostringstream& out, const VerifyResult& result, const ir
                                        result.outputs[*where.output_index].expected, s_graph));
   }
   if (where.outcome != nullptr) AppendRow(out, "status", StatusLine(*where.outcome));
-  if (result.verdict == symbolic::Verdict::kUnknown && !where.output_index &&
-      where.outcome != nullptr) {
-    AppendRow(out, "limit hit", std::string(symbolic::StopReasonName(where.outcome->stop)));
+  if (result.unknown_cause != symbolic::UnknownCause::kNone) {
+    std::string cause(symbolic::UnknownCauseName(result.unknown_cause));
+    if (where.outcome != nullptr && !where.output_index) {
+      cause += " (search stop: " + std::string(symbolic::StopReasonName(where.outcome->stop)) + ")";
+    }
+    AppendRow(out, "proof stopped", cause);
   }
   AppendRow(out, "why", where.why);
   if (where.output_index) {
@@ -170,6 +173,33 @@ void AppendFailure(std::ostringstream& out, const VerifyResult& result, const ir
     out << "  ... " << (candidates.size() - kTextCandidates)
         << " more (all are in the JSON report)\n";
   }
+}
+
+// What the numeric engine said about the UNKNOWN the symbolic engine left.
+void AppendEvidence(std::ostringstream& out, const symbolic::NumericEvidence& evidence) {
+  out << "\nnumeric evidence\n";
+  AppendRow(out, "run", evidence.how);
+  if (!evidence.error.empty()) {
+    AppendRow(out, "not run", evidence.error);
+    return;
+  }
+  AppendRow(out, "outputs",
+            std::to_string(evidence.outputs_agreeing) + " of " +
+                std::to_string(evidence.outputs_checked) + " expected relations hold");
+  for (const std::string& c : evidence.counterexamples) AppendRow(out, "differs", c);
+  for (const std::string& c : evidence.classification) AppendRow(out, "equals", c);
+}
+
+nlohmann::ordered_json EvidenceJson(const symbolic::NumericEvidence& evidence) {
+  nlohmann::ordered_json j;
+  j["how"] = evidence.how;
+  j["error"] = evidence.error.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(evidence.error);
+  j["outputs_checked"] = evidence.outputs_checked;
+  j["outputs_agreeing"] = evidence.outputs_agreeing;
+  j["counterexamples"] = evidence.counterexamples;
+  j["classification"] = evidence.classification;
+  return j;
 }
 
 nlohmann::ordered_json SourceJson(const ir::SourceLocation& source) {
@@ -244,6 +274,7 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
   AppendRow(out, "relations", info.relations);
 
   if (auto where = Localize(result)) AppendFailure(out, result, s_graph, *where);
+  if (result.evidence) AppendEvidence(out, *result.evidence);
 
   out << "\nexpected outputs\n";
   out << "  implied  relation\n";
@@ -295,7 +326,13 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
                   {"timeout_ms", info.timeout_ms},
                   {"hops", info.hops}};
   j["verdict"] = std::string(symbolic::VerdictName(result.verdict));
+  j["unknown_cause"] =
+      result.unknown_cause == symbolic::UnknownCause::kNone
+          ? nlohmann::ordered_json(nullptr)
+          : nlohmann::ordered_json(symbolic::UnknownCauseName(result.unknown_cause));
   j["summary"] = result.summary;
+  j["evidence"] =
+      result.evidence ? EvidenceJson(*result.evidence) : nlohmann::ordered_json(nullptr);
 
   if (auto where = Localize(result)) {
     nlohmann::ordered_json failure;

@@ -65,13 +65,17 @@ TEST(VerifyReportText, RefinesStartsWithVerdictAndListsOutputs) {
 }
 
 // The missing all-reduce: every operator has a relation, but the output's (a sum over ranks) is
-// not the expected replica; the report points at the operator producing the output.
-TEST(VerifyReportText, OutputViolationLocalizesTheProducingOperator) {
+// not shown equal to the expected replica; the report points at the operator producing the
+// output. The symbolic engine alone leaves it UNKNOWN (no relation).
+TEST(VerifyReportText, OutputNotShownLocalizesTheProducingOperator) {
   ir::SourceLocation source{"model/linear.py", 42, "forward", "y = x @ w.t()"};
   GoalRun run = RunGoal("matmul_rowpar_missing_allreduce", source);
-  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kViolation) << run.result.summary;
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kUnknown) << run.result.summary;
+  ASSERT_EQ(run.result.unknown_cause, symbolic::UnknownCause::kNoRelation);
   std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
-  EXPECT_EQ(FirstLine(text), "VIOLATION: " + run.result.summary);
+  EXPECT_EQ(FirstLine(text), "UNKNOWN: " + run.result.summary);
+  EXPECT_NE(text.find("  proof stopped no-relation\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("numeric evidence"), std::string::npos) << text;
   EXPECT_NE(text.find("  S operator    aten::mm.default -> y (node y, line 5 of "),
             std::string::npos)
       << text;
@@ -89,9 +93,9 @@ TEST(VerifyReportText, OutputViolationLocalizesTheProducingOperator) {
   EXPECT_NE(text.find("\n  no       y == y@0\n"), std::string::npos) << text;
 }
 
-TEST(VerifyReportText, OperatorViolationListsStatusAndCandidates) {
+TEST(VerifyReportText, OperatorWithoutRelationListsStatusAndCandidates) {
   GoalRun run = RunGoal("softmax_sharded_dim");
-  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kViolation) << run.result.summary;
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kUnknown) << run.result.summary;
   ASSERT_TRUE(run.result.first_failure.has_value());
   const symbolic::NodeOutcome& f = run.result.nodes[*run.result.first_failure];
   std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
@@ -105,7 +109,66 @@ TEST(VerifyReportText, OperatorViolationListsStatusAndCandidates) {
       << text;
   ASSERT_FALSE(f.candidates.empty());
   EXPECT_NE(text.find("\n  " + f.candidates.front() + "\n"), std::string::npos) << text;
-  EXPECT_EQ(text.find("limit hit"), std::string::npos) << text;
+  EXPECT_NE(text.find("  proof stopped no-relation (search stop: saturated)\n"), std::string::npos)
+      << text;
+}
+
+// Numeric evidence decides: a counterexample makes the UNKNOWN a VIOLATION, shown in both
+// reports; outputs that agree keep it UNKNOWN and say a lemma is likely missing.
+TEST(VerifyReportText, NumericEvidenceDecidesAndIsShown) {
+  GoalRun run = RunGoal("matmul_rowpar_missing_allreduce");
+  std::string symbolic_summary = run.result.summary;
+  symbolic::NumericEvidence differs;
+  differs.how = "seed 0";
+  differs.outputs_checked = 2;
+  differs.counterexamples = {"y == y@0: max |S-D| 2", "y == y@1: max |S-D| 3"};
+  differs.classification = {"y: sum: y@0, y@1"};
+  symbolic::VerifyResult violation = run.result;
+  symbolic::ApplyNumericEvidence(&violation, differs);
+  EXPECT_EQ(violation.verdict, symbolic::Verdict::kViolation);
+  EXPECT_EQ(violation.summary,
+            symbolic_summary + "; numerically (seed 0) y == y@0: max |S-D| 2 (+1 more)");
+  std::string text = FormatVerifyText(violation, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(FirstLine(text), "VIOLATION: " + violation.summary);
+  EXPECT_NE(text.find("\nnumeric evidence\n  run           seed 0\n  outputs       0 of 2 expected "
+                      "relations hold\n  differs       y == y@0: max |S-D| 2\n  differs       "
+                      "y == y@1: max |S-D| 3\n  equals        y: sum: y@0, y@1\n"),
+            std::string::npos)
+      << text;
+  nlohmann::ordered_json j = VerifyReportJson(violation, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(j["verdict"], "VIOLATION");
+  EXPECT_EQ(j["unknown_cause"], "no-relation");
+  EXPECT_EQ(j["evidence"]["counterexamples"].size(), 2u);
+  EXPECT_TRUE(j["evidence"]["error"].is_null());
+
+  symbolic::NumericEvidence agrees;
+  agrees.how = "seed 0";
+  agrees.outputs_checked = 2;
+  agrees.outputs_agreeing = 2;
+  symbolic::VerifyResult unknown = run.result;
+  symbolic::ApplyNumericEvidence(&unknown, agrees);
+  EXPECT_EQ(unknown.verdict, symbolic::Verdict::kUnknown);
+  EXPECT_NE(unknown.summary.find("2 of 2 expected output relations hold and none fails: a lemma "
+                                 "is likely missing"),
+            std::string::npos)
+      << unknown.summary;
+
+  symbolic::NumericEvidence failed;
+  failed.how = "seed 0";
+  failed.error = "no kernel for aten::foo";
+  symbolic::VerifyResult still = run.result;
+  symbolic::ApplyNumericEvidence(&still, failed);
+  EXPECT_EQ(still.verdict, symbolic::Verdict::kUnknown);
+  EXPECT_NE(FormatVerifyText(still, run.s_graph, run.d_program, run.info)
+                .find("  not run       no kernel for aten::foo\n"),
+            std::string::npos);
+
+  // REFINES is never changed by evidence.
+  GoalRun refines = RunGoal("matmul_rowpar");
+  ASSERT_EQ(refines.result.verdict, symbolic::Verdict::kRefines);
+  symbolic::ApplyNumericEvidence(&refines.result, differs);
+  EXPECT_EQ(refines.result.verdict, symbolic::Verdict::kRefines);
+  EXPECT_FALSE(refines.result.evidence.has_value());
 }
 
 TEST(VerifyReportText, UnknownNamesTheLimit) {
@@ -115,9 +178,9 @@ TEST(VerifyReportText, UnknownNamesTheLimit) {
   ASSERT_EQ(run.result.verdict, symbolic::Verdict::kUnknown) << run.result.summary;
   std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
   EXPECT_EQ(FirstLine(text), "UNKNOWN: " + run.result.summary);
-  EXPECT_NE(text.find("  limit hit     " +
+  EXPECT_NE(text.find("  proof stopped limit (search stop: " +
                       std::string(symbolic::StopReasonName(symbolic::StopReason::kIterationLimit)) +
-                      "\n"),
+                      ")\n"),
             std::string::npos)
       << text;
 }
@@ -127,7 +190,9 @@ TEST(VerifyReportJson, CarriesVerdictRelationsProofsAndNoTimingWhenOff) {
   nlohmann::ordered_json j = VerifyReportJson(run.result, run.s_graph, run.d_program, run.info);
   EXPECT_EQ(j["schema"], kVerifySchemaName);
   EXPECT_EQ(j["schema_version"], kVerifySchemaVersion);
-  EXPECT_EQ(j["verdict"], "VIOLATION");
+  EXPECT_EQ(j["verdict"], "UNKNOWN");
+  EXPECT_EQ(j["unknown_cause"], "no-relation");
+  EXPECT_TRUE(j["evidence"].is_null());
   EXPECT_EQ(j["first_failure"]["node"], "y");
   EXPECT_EQ(j["first_failure"]["output_index"], 0);
   EXPECT_FALSE(j["first_failure"]["node_index"].is_null());

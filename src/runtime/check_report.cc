@@ -22,7 +22,14 @@ std::string Producer(const ir::Graph& s_graph, const symbolic::Relation& relatio
   return text;
 }
 
-std::string Figures(const RelationCheck& c) {
+std::string Status(const RelationCheck& c) {
+  if (!c.error.empty()) return "UNKNOWN";
+  return c.holds() ? "holds" : "FAILS";
+}
+
+}  // namespace
+
+std::string RelationFigures(const RelationCheck& c) {
   if (!c.error.empty()) return "not evaluated: " + c.error;
   const Comparison& m = c.comparison;
   std::string text = "max |S-D| " + Number(m.max_abs_error) + " (rel " + Number(m.max_rel_error) +
@@ -36,13 +43,6 @@ std::string Figures(const RelationCheck& c) {
   }
   return text;
 }
-
-std::string Status(const RelationCheck& c) {
-  if (!c.error.empty()) return "UNKNOWN";
-  return c.holds() ? "holds" : "FAILS";
-}
-
-}  // namespace
 
 std::string CheckOutcome(const CheckResult& result) {
   if (!result.d_failure.empty()) return "FAILS";
@@ -77,7 +77,7 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
     out << "first failure (S topological order): " << s_graph.ValueName(c.relation.s_tensor)
         << " = " << Producer(s_graph, c.relation) << "\n  "
         << symbolic::RelationToString(c.relation, s_graph) << "  [" << RelationKindName(c.kind)
-        << "]\n  " << Figures(c) << "\n";
+        << "]\n  " << RelationFigures(c) << "\n";
   }
   for (const auto& [ref, classification] : result.classifications) {
     out << "numeric classification of " << s_graph.ValueName(ref)
@@ -87,7 +87,7 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
   for (const RelationCheck& c : result.checks) {
     if (c.kind != RelationKind::kExpectedOutput) continue;
     out << "  " << Status(c) << "  " << symbolic::RelationToString(c.relation, s_graph)
-        << "\n      " << Figures(c) << "\n";
+        << "\n      " << RelationFigures(c) << "\n";
   }
   bool any_other = false;
   for (const RelationCheck& c : result.checks) {
@@ -95,7 +95,7 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
     if (!any_other) out << "\nother relations that do not hold:\n";
     any_other = true;
     out << "  " << Status(c) << "  " << symbolic::RelationToString(c.relation, s_graph) << "  ["
-        << RelationKindName(c.kind) << "]\n      " << Figures(c) << "\n";
+        << RelationKindName(c.kind) << "]\n      " << RelationFigures(c) << "\n";
   }
   out << "\n";
   auto row = [&](const std::string& key, const std::string& value) {

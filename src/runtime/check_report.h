@@ -32,6 +32,9 @@ struct CheckRunInfo {
 // UNKNOWN (nothing failed but some relation could not be evaluated).
 std::string CheckOutcome(const CheckResult& result);
 
+// The figures of one relation's check: "max |S-D| 3.1 (rel ...), tolerance ...; worst at ...".
+std::string RelationFigures(const RelationCheck& check);
+
 std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
                             const CheckRunInfo& info);
 

@@ -2,13 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "frontend/loader.h"
 #include "frontend/resize.h"
 #include "runtime/compare.h"
 #include "runtime/input_synthesis.h"
 #include "runtime/tolerance.h"
+#include "runtime/verify_evidence.h"
 #include "symbolic/inference.h"
 #include "symbolic/lemma_catalogue.h"
 #include "symbolic/seeded_bugs_testutil.h"
@@ -159,6 +164,48 @@ void ExpectCorpusHolds(Pair p) {
   EXPECT_GT(result.checks.size(), 20u);
 }
 
+// Every hand-written goal case end to end as `graphguard verify` decides it: the symbolic verdict,
+// then numeric evidence when it is UNKNOWN; the result is the case's true verdict (`expect`). A
+// correct case's outputs also agree numerically, so evidence never turns it into a VIOLATION.
+class GoalEvidenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoalEvidenceTest, VerifyWithEvidenceGivesTheTrueVerdict) {
+  Pair p = LoadGoal(GetParam());
+  std::ifstream expect_file(Goal(GetParam()) + "/expect");
+  std::string expected;
+  expect_file >> expected;
+  symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
+  symbolic::VerifyResult result = VerifyPair(p, spec);
+  symbolic::NumericEvidence evidence = GatherVerifyEvidence(p.s, p.d, spec, result, 0);
+  EXPECT_TRUE(evidence.error.empty()) << evidence.error;
+  EXPECT_GT(evidence.outputs_checked, 0u);
+  if (expected == "VIOLATION") {
+    EXPECT_FALSE(evidence.counterexamples.empty());
+  } else {
+    EXPECT_TRUE(evidence.counterexamples.empty()) << evidence.counterexamples.front();
+    EXPECT_EQ(evidence.outputs_agreeing, evidence.outputs_checked);
+  }
+  if (result.verdict == symbolic::Verdict::kUnknown) {
+    symbolic::ApplyNumericEvidence(&result, evidence);
+  }
+  EXPECT_EQ(std::string(symbolic::VerdictName(result.verdict)), expected) << result.summary;
+}
+
+std::vector<std::string> GoalCases() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(GG_SOURCE_DIR) + "/tests/data/goals")) {
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(HandWritten, GoalEvidenceTest, ::testing::ValuesIn(GoalCases()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
 TEST(Check, Qwen2Tp2AtReducedSizeHolds) {
   if (!HaveCorpus()) GTEST_SKIP() << "corpus not found";
   Pair p = symbolic::seeded::LoadQwen2Tp2();
@@ -197,14 +244,31 @@ TEST(Check, GptTp2AtReducedSizeHolds) {
 // ---- the seeded bugs of the symbolic engine's tests, numerically
 // ----------------------------------
 
-// Verify blames S operator `blamed`; the check then shows a numeric counterexample there: every
-// relation verify inferred before it holds, the S tensor it produces matches no D expression
-// (fingerprints), and an expected output fails.
+// Verify's proof stops at S operator `blamed` (UNKNOWN: no relation); the check then shows a
+// numeric counterexample there: every relation verify inferred before it holds, the S tensor it
+// produces matches no D expression (fingerprints), and an expected output fails. Verify's own
+// evidence (verify_evidence.h) turns the UNKNOWN into a VIOLATION.
 void ExpectCounterexampleAt(Pair p, const std::string& blamed,
                             const std::string& d_failing_node = "(none)") {
   symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
   symbolic::VerifyResult verified = VerifyPair(p, spec);
-  ASSERT_EQ(verified.verdict, symbolic::Verdict::kViolation) << verified.summary;
+  ASSERT_EQ(verified.verdict, symbolic::Verdict::kUnknown) << verified.summary;
+  ASSERT_EQ(verified.unknown_cause, symbolic::UnknownCause::kNoRelation) << verified.summary;
+  {
+    symbolic::VerifyResult decided = verified;
+    symbolic::NumericEvidence evidence = GatherVerifyEvidence(p.s, p.d, spec, verified, 0);
+    EXPECT_TRUE(evidence.error.empty()) << evidence.error;
+    EXPECT_FALSE(evidence.counterexamples.empty());
+    EXPECT_LT(evidence.outputs_agreeing,
+              evidence.outputs_checked +
+                  (evidence.counterexamples.size() == 1 &&
+                           evidence.counterexamples.front().rfind("D fails", 0) == 0
+                       ? 1
+                       : 0));
+    symbolic::ApplyNumericEvidence(&decided, evidence);
+    EXPECT_EQ(decided.verdict, symbolic::Verdict::kViolation) << decided.summary;
+    EXPECT_EQ(decided.first_failure, verified.first_failure);
+  }
   ASSERT_TRUE(verified.first_failure.has_value());
   ir::NodeId node = verified.nodes[*verified.first_failure].s_node;
   ASSERT_EQ(p.s.node(node).name, blamed);

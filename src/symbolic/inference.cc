@@ -743,9 +743,42 @@ std::string_view VerdictName(Verdict verdict) {
   return "?";
 }
 
-VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
-                    const SpecResult& spec, const std::vector<Rewrite>& rules,
-                    const InferenceOptions& options) {
+std::string_view UnknownCauseName(UnknownCause cause) {
+  switch (cause) {
+    case UnknownCause::kNone:
+      return "none";
+    case UnknownCause::kLimit:
+      return "limit";
+    case UnknownCause::kNoRelation:
+      return "no-relation";
+    case UnknownCause::kConflict:
+      return "conflict";
+  }
+  return "?";
+}
+
+void ApplyNumericEvidence(VerifyResult* result, NumericEvidence evidence) {
+  if (result->verdict == Verdict::kRefines) return;
+  if (!evidence.error.empty()) {
+    result->summary += "; the numeric check could not run: " + evidence.error;
+  } else if (!evidence.counterexamples.empty()) {
+    // A counterexample is a difference of values, whatever stopped the proof.
+    result->verdict = Verdict::kViolation;
+    result->summary += "; numerically (" + evidence.how + ") " + evidence.counterexamples.front();
+    if (evidence.counterexamples.size() > 1) {
+      result->summary += " (+" + std::to_string(evidence.counterexamples.size() - 1) + " more)";
+    }
+  } else {
+    result->summary += "; numerically (" + evidence.how + ") " +
+                       std::to_string(evidence.outputs_agreeing) + " of " +
+                       std::to_string(evidence.outputs_checked) +
+                       " expected output relations hold and none fails: a lemma is likely missing";
+  }
+  result->evidence = std::move(evidence);
+}
+
+VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
+                    const std::vector<Rewrite>& rules, const InferenceOptions& options) {
   auto start = Clock::now();
   VerifyResult result;
   result.hints_given = options.hints != nullptr ? options.hints->count() : 0;
@@ -1186,19 +1219,25 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
     const ir::Node& n = s_graph.node(f.s_node);
     std::string where = n.name + " (" + n.op.ToString() + ")";
     if (!n.source.empty()) where += " at " + n.source.ToString();
+    result.verdict = Verdict::kUnknown;
     if (f.status == NodeStatus::kLimitHit) {
-      result.verdict = Verdict::kUnknown;
+      result.unknown_cause = UnknownCause::kLimit;
       result.summary = "could not relate " + where + ": " + f.detail;
+    } else if (f.status == NodeStatus::kConflict) {
+      result.unknown_cause = UnknownCause::kConflict;
+      result.summary = "S operator " + where + ": " + f.detail;
     } else {
-      result.verdict = Verdict::kViolation;
-      result.summary = "S operator " + where + " has no equal over D: " + f.detail;
+      result.unknown_cause = UnknownCause::kNoRelation;
+      result.summary = "the lemmas relate no D expression to S operator " + where + ": " +
+                       f.detail + " (S and D differ there, or a lemma is missing)";
     }
   } else {
     result.verdict = Verdict::kRefines;
     for (const OutputCheck& c : result.outputs) {
       if (c.implied) continue;
       bool limit = c.detail.find("[limit]") != std::string::npos;
-      result.verdict = limit ? Verdict::kUnknown : Verdict::kViolation;
+      result.verdict = Verdict::kUnknown;
+      result.unknown_cause = limit ? UnknownCause::kLimit : UnknownCause::kNoRelation;
       result.summary = "expected " + RelationToString(c.expected, s_graph) + " but " + c.detail;
       break;
     }

@@ -1,6 +1,9 @@
 // Inference: relation inference over the sequential graph S, operator by operator, and the
-// verdict that follows (REFINES, VIOLATION with the S operator where S and D part ways, or
-// UNKNOWN with the limit that was hit).
+// verdict that follows: REFINES when every expected output relation is proved, else UNKNOWN with
+// its cause (a limit that was hit, or a search that ended without a relation) and the S operator
+// where the proof stopped. The lemma catalogue is incomplete, so a search that saturates without a
+// relation proves nothing wrong: only numeric evidence (NumericEvidence below) turns it into
+// a VIOLATION.
 //
 // For each S operator that the expected outputs depend on, a small local e-graph holds: the
 // relations already known for its inputs, the operator itself, and the D operators reachable from
@@ -95,6 +98,31 @@ struct NodeOutcome {
 enum class Verdict { kRefines, kViolation, kUnknown };
 std::string_view VerdictName(Verdict verdict);
 
+// Why a verdict is UNKNOWN.
+enum class UnknownCause {
+  kNone,        // the verdict is not UNKNOWN
+  kLimit,       // a node, iteration, time or hop limit stopped a search first
+  kNoRelation,  // searches ended (saturated) without relating an operator or showing an output:
+                // S and D differ there, or the catalogue lacks a lemma
+  kConflict,    // the e-graph equated tensors of different types: a lemma or the spec is wrong
+};
+std::string_view UnknownCauseName(UnknownCause cause);  // "limit", "no-relation", "conflict"
+
+// What a run of S and D on random inputs said about an UNKNOWN verdict (gathered by the numeric
+// engine, runtime/; the core only records it and decides with it, see ApplyNumericEvidence).
+struct NumericEvidence {
+  std::string how;    // "seed 0 on cpu"
+  std::string error;  // the run could not be made (an operator without a kernel, ...)
+  // Counterexamples: expected output relations that fail numerically ("y == y@0: max |S-D|
+  // 3.1 > tolerance 2.4e-06 at [2, 5]"), or D failing on inputs S runs on. Any makes a VIOLATION.
+  std::vector<std::string> counterexamples;
+  size_t outputs_checked = 0;   // expected output relations evaluated
+  size_t outputs_agreeing = 0;  // ... of which hold numerically
+  // What the S tensors of the operator where the proof stopped equal numerically, by fingerprints
+  // ("y: sum: y@0, y@1 (error 1.1e-07, tolerance 3.8e-06)"): a match points at a missing lemma.
+  std::vector<std::string> classification;
+};
+
 struct OutputCheck {
   Relation expected;
   bool implied = false;
@@ -104,10 +132,12 @@ struct OutputCheck {
 
 struct VerifyResult {
   Verdict verdict = Verdict::kUnknown;
-  std::string summary;                  // one line
-  std::vector<NodeOutcome> nodes;       // S operators inferred, in topological order
-  std::vector<OutputCheck> outputs;     // expected output relations
-  std::optional<size_t> first_failure;  // index into nodes
+  UnknownCause unknown_cause = UnknownCause::kNone;  // why the symbolic engine left it UNKNOWN
+  std::string summary;                               // one line
+  std::optional<NumericEvidence> evidence;           // when the numeric engine was asked
+  std::vector<NodeOutcome> nodes;                    // S operators inferred, in topological order
+  std::vector<OutputCheck> outputs;                  // expected output relations
+  std::optional<size_t> first_failure;               // index into nodes
   size_t max_egraph_nodes = 0;
   size_t total_egraph_nodes = 0;
   size_t hints_given = 0;      // hint expressions in InferenceOptions::hints
@@ -119,9 +149,15 @@ struct VerifyResult {
   std::map<std::string, std::vector<InferredRelation>> relations;
 };
 
-// Runs inference and decides the verdict. `rules` is the lemma catalogue.
-VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program,
-                    const SpecResult& spec, const std::vector<Rewrite>& rules,
-                    const InferenceOptions& options);
+// Runs inference and decides the verdict: REFINES or UNKNOWN (never VIOLATION: that needs
+// evidence). `rules` is the lemma catalogue.
+VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
+                    const std::vector<Rewrite>& rules, const InferenceOptions& options);
+
+// Records the numeric evidence of an UNKNOWN verdict and decides with it: a counterexample makes
+// it a VIOLATION (the symbolic engine still says where the proof stopped); outputs that agree
+// leave it UNKNOWN and say so (a missing lemma is then the likely cause, the classification shows
+// what the stopping tensor equals). REFINES is never changed.
+void ApplyNumericEvidence(VerifyResult* result, NumericEvidence evidence);
 
 }  // namespace gg::symbolic

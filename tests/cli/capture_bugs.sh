@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # capture_bugs: the bug benchmark (tests/bugs, tests/bugs/README.md) gives the verdicts its
-# manifest records — correct versions REFINES, buggy versions VIOLATION, and every case not yet
-# caught recorded with verify's first line (the reason) — and, with .venv (torch), regenerating
-# one case gives byte-identical files. Without .venv the regeneration is skipped (laptop mode).
-# With a LibTorch build, `graphguard check` gives the numeric verdicts the manifest records for
-# the gradient cases that only the numeric check catches (about 15 s; the whole column:
-# make_bugs.py --checks GRAPHGUARD --check).
+# manifest records — the symbolic engine alone (verify --no-numeric): correct versions REFINES,
+# buggy versions UNKNOWN where the proof stops, each with verify's first line (the reason) — and,
+# with .venv (torch), regenerating one case gives byte-identical files. Without .venv the
+# regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check` and `graphguard
+# verify` with its numeric evidence give the verdicts the manifest records (FAILS, VIOLATION) for
+# one forward case and the gradient cases that the symbolic engine cannot relate (about 30 s; the
+# whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -15,7 +16,8 @@ trap 'rm -rf "$TMP"' EXIT
 python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --verdicts "$GG" --check
 if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
-    --only megatron_599_moe_router_sync --only tied_embedding_grad_sync
+    --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
+    --only tied_embedding_grad_sync
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

@@ -1,0 +1,24 @@
+// Verify evidence: the numeric evidence `graphguard verify` asks for when the symbolic engine
+// leaves a verdict UNKNOWN (symbolic::NumericEvidence, ApplyNumericEvidence): the check of the
+// spec's expected outputs on one seed (check.h), with the S tensors where the proof stopped
+// classified by fingerprints (fingerprint_match.h). An expected output that fails is a
+// counterexample; a match of the stopping tensor points at a missing lemma.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/graph.h"
+#include "ir/program.h"
+#include "symbolic/inference.h"
+#include "symbolic/relation_spec.h"
+
+namespace gg::runtime {
+
+// Runs the check on the CPU; a check that cannot run is reported in the evidence's error, never
+// thrown.
+symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
+                                               const ir::Program& d_program,
+                                               const symbolic::SpecResult& spec,
+                                               const symbolic::VerifyResult& verify, uint64_t seed);
+
+}  // namespace gg::runtime
