@@ -8,14 +8,21 @@
 #   2. builds gg_gpu_tests and gg_gpu_kernels_bandwidth;
 #   3. runs ctest -L gpu (kernels against the CPU reference, NCCL collectives, devices);
 #   4. runs the kernel bandwidth benchmark (GB/s of each kernel and its fraction of a D2D copy);
-#   5. configures a LibTorch build (python3's torch) in $GG_DEVICE_TORCH_BUILD_DIR (default
-#      $GG_DEVICE_BUILD_DIR-torch), builds graphguard and gg_runtime_gpu_tests and runs them: the
-#      executor and check on CUDA against the CPU (cuda-executor.log);
-#   6. times a full-shape GPT TP4·L1 check on the GPU with /usr/bin/time -v (gpt-tp4-check.txt:
+#   5. configures a LibTorch build (python3's torch; CUDA, and MPI where found) in
+#      $GG_DEVICE_TORCH_BUILD_DIR (default $GG_DEVICE_BUILD_DIR-torch), builds graphguard,
+#      gg_runtime_gpu_tests and gg_nccl_backend_tests (MPI builds) and runs them: the executor,
+#      check and the fused compare on CUDA against the CPU, the NCCL backend against the reference
+#      collectives (cuda-executor.log);
+#   6. runs mpirun -np 2 (and 4 with 4 GPUs) graphguard check --distributed --device cuda on the
+#      reduced GPT TP2 (TP4) corpus graphs and asserts the CPU single-process run's verdicts, and
+#      NCCL collectives where every process has a GPU of its own (one GPU: MPI, since NCCL takes
+#      no two ranks on one device); skipped, with the reason, without mpirun, MPI or a GPU;
+#   7. times a full-shape GPT TP4·L1 check on the GPU with /usr/bin/time -v (gpt-tp4-check.txt:
 #      the report, then the time and peak memory), from the corpus in $GG_CORPUS_DIR (default
 #      ../shared/corpus/megatron-vllm, else shared/corpus/megatron-vllm inside the checkout, which
 #      travels to a device machine); skipped, with the reason, without a GPU or the corpus.
-# Writes $OUT/summary.txt and the logs (configure.log, build.log, gpu-tests.log, bandwidth.txt)
+# GG_DEVICE_BUILD_TYPE (default Release) lets a run reuse an existing build directory of another
+# type without rebuilding it. Writes $OUT/summary.txt and the logs (configure.log, build.log, gpu-tests.log, bandwidth.txt)
 # to $OUT (default $GG_DEVICE_BUILD_DIR/out). Exits non-zero when a step fails (a skipped test is
 # no failure). Budget: under 8 minutes on 16 cores; every step has a timeout, and step 6 runs only
 # when enough of the 8 minutes is left. At most 8 files land in $OUT (the device tool's limit).
@@ -55,7 +62,8 @@ if [[ -d .devdeps/googletest ]] && ! ls /usr/lib/*/cmake/GTest /usr/lib/cmake/GT
     say "deps: GoogleTest build failed (deps.log)"
   fi
 fi
-CMAKE_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DGG_WITH_TORCH=OFF -DGG_BUILD_BENCH=OFF
+CMAKE_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE="${GG_DEVICE_BUILD_TYPE:-Release}" -DGG_WITH_TORCH=OFF
+            -DGG_BUILD_BENCH=OFF
             -DCMAKE_CUDA_ARCHITECTURES="${GG_CUDA_ARCHITECTURES:-90}")
 if ((${#PREFIXES[@]} > 0)); then
   CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${PREFIXES[*]}")")
@@ -120,22 +128,29 @@ fi
 if [[ -z "$torch_dir" ]]; then
   say "cuda executor: SKIPPED (no python3 torch to build the LibTorch runtime against)"
 else
-  TARGS=(-G Ninja -DGG_WITH_CUDA=OFF -DGG_WITH_MPI=OFF -DGG_BUILD_BENCH=OFF
-         "-DGG_TORCH_DIR=$torch_dir")
-  if ((${#PREFIXES[@]} > 0)); then
-    TARGS+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${PREFIXES[*]}")")
-  fi
+  # CUDA on (the fused compare kernel in check) and MPI where found (check --distributed, its
+  # NCCL backend): the first build's arguments with LibTorch on.
+  TARGS=()
+  for arg in "${CMAKE_ARGS[@]}"; do [[ $arg == -DGG_WITH_TORCH=OFF ]] || TARGS+=("$arg"); done
+  TARGS+=("-DGG_TORCH_DIR=$torch_dir")
   t=$SECONDS
-  if timeout 90 cmake -S . -B "$TBUILD" "${TARGS[@]}" >>"$XLOG" 2>&1 &&
-     timeout 240 cmake --build "$TBUILD" -j "$JOBS" --target graphguard gg_runtime_gpu_tests \
-       >>"$XLOG" 2>&1; then
+  targets=(graphguard gg_runtime_gpu_tests)
+  if timeout 90 cmake -S . -B "$TBUILD" "${TARGS[@]}" >>"$XLOG" 2>&1; then
+    grep -E '^-- GraphGuard' "$XLOG" | sed 's/^-- /  /' | tee -a "$SUMMARY"
+    # The NCCL backend's tests exist in CUDA+MPI builds only.
+    if grep -q '^build gg_nccl_backend_tests:' "$TBUILD/build.ninja"; then
+      targets+=(gg_nccl_backend_tests)
+    fi
+  fi
+  if [[ -f "$TBUILD/build.ninja" ]] &&
+     timeout 240 cmake --build "$TBUILD" -j "$JOBS" --target "${targets[@]}" >>"$XLOG" 2>&1; then
     say "cuda executor build: ok ($((SECONDS - t)) s, LibTorch at $torch_dir)"
     # The corpus for the reduced GPT test and the full-shape check.
     corpus=${GG_CORPUS_DIR:-../shared/corpus/megatron-vllm}
     [[ -d "$corpus/gpt" ]] || corpus=shared/corpus/megatron-vllm
     export GG_CORPUS_DIR=$corpus
     t=$SECONDS
-    if timeout 150 ctest --test-dir "$TBUILD" -L gpu -R 'ExecutorCuda|CheckCuda' \
+    if timeout 150 ctest --test-dir "$TBUILD" -L gpu -R 'ExecutorCuda|CheckCuda|CompareCuda|NcclBackend|nccl_backend' \
          --output-on-failure -V >>"$XLOG" 2>&1; then
       say "cuda executor tests: ok ($((SECONDS - t)) s)"
     else
@@ -143,6 +158,72 @@ else
     fi
     grep -E 'tests passed,|tests failed|\(Skipped\)|\(Failed\)|\[ cuda vs cpu \]|\[ check \]' \
       "$XLOG" | sed 's/^[0-9]*: //' | sort -u | tee -a "$SUMMARY"
+    # check --distributed --device cuda under mpirun on the reduced GPT TP2 (and TP4) corpus
+    # graphs: NCCL collectives when every process has a GPU of its own, else (one GPU: NCCL takes
+    # no two ranks on one device) MPI on host copies; the verdicts must be the CPU single-process
+    # run's (the output goes to cuda-executor.log: $OUT holds at most 8 files).
+    DLOG="$TBUILD/distributed-check.txt"
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+    mpiexec=$(command -v mpirun || command -v mpiexec || true)
+    if [[ -z "$mpiexec" ]]; then
+      say "distributed cuda check: SKIPPED (no mpirun on this machine)"
+    elif ! "$TBUILD/graphguard" check --help 2>&1 | grep -q -- '--distributed'; then
+      say "distributed cuda check: SKIPPED (graphguard built without MPI)"
+    elif [[ ! -d "$corpus/gpt/paral4_layer1" ]]; then
+      say "distributed cuda check: SKIPPED (no corpus at $corpus)"
+    elif probe=$("$TBUILD/graphguard" check --device cuda --seq x --dist x --relations x 2>&1);
+         [[ "$probe" == *"no CUDA device"* ]]; then
+      say "distributed cuda check: SKIPPED ($(grep -o -m1 'no CUDA device.*' <<<"$probe"))"
+    else
+      mflags=()
+      if "$mpiexec" --version 2>&1 | grep -q -E 'Open MPI|OpenRTE'; then
+        mflags=(--allow-run-as-root --oversubscribe)
+      fi
+      C="$corpus/gpt"
+      for np in 2 4; do
+        if ((np == 4 && gpus < 4)); then
+          say "distributed cuda check np 4: SKIPPED ($gpus GPU(s): NCCL needs one per process)"
+          continue
+        fi
+        if ((np == 2)); then
+          DIST="$C/paral2_layer1" DMAP=8=1,12288=1536,96=12,6144=768,98304=1024,49152=512
+        else
+          DIST="$C/paral4_layer1"
+          DMAP=8=1,12288=1536,48=6,3072=384,98304=1024,24576=256,49152=512,73728=768
+        fi
+        args=(check --seq "$C/paral1_layer1/fw.g0.r0.py" --dist "$DIST"
+              --relations examples/gpt.rel --resize 8=1,12288=1536,192=24,98304=1024
+              --resize-dist "$DMAP" --seed 7 --no-timing)
+        want=$((np <= gpus ? 1 : 0))
+        t=$SECONDS
+        c1=0 c2=0
+        : >"$DLOG"
+        OMP_NUM_THREADS=1 timeout 120 "$TBUILD/graphguard" "${args[@]}" \
+          --json "$TBUILD/cpu-np$np.json" >>"$DLOG" 2>&1 || c1=$?
+        OMP_NUM_THREADS=1 timeout 120 "$mpiexec" "${mflags[@]}" -np "$np" "$TBUILD/graphguard" \
+          "${args[@]}" --distributed --device cuda --json "$TBUILD/cuda-np$np.json" >>"$DLOG" 2>&1 ||
+          c2=$?
+        verdict=$(python3 - "$TBUILD/cpu-np$np.json" "$TBUILD/cuda-np$np.json" "$want" <<'PY' 2>&1
+import json, sys
+try:
+    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+except Exception as e:
+    print(f"FAILED (no report: {e})"); sys.exit(0)
+key = lambda j: [(c["s_tensor"], c["relation"], c["status"]) for c in j["checks"]]
+ok = a["outcome"] == b["outcome"] and key(a) == key(b) and len(key(a)) > 0
+nccl = b.get("collectives") == "nccl"
+if sys.argv[3] == "1" and not nccl: ok = False
+print(("ok" if ok else "FAILED") + f": {b['outcome']} on cuda ({b.get('device')}, collectives "
+      f"{b.get('collectives')}), {a['outcome']} on the cpu, {len(key(b))} relations")
+PY
+)
+        rm -f "$TBUILD/cpu-np$np.json" "$TBUILD/cuda-np$np.json"
+        say "distributed cuda check np $np: exit $c2 (cpu $c1), $verdict ($((SECONDS - t)) s)"
+        grep '^  collectives' "$DLOG" | tail -1 | tee -a "$SUMMARY"
+        { echo "---- distributed cuda check np $np"; cat "$DLOG"; } >>"$XLOG"
+        [[ $verdict == ok* && $c1 == "$c2" ]] || status=1
+      done
+    fi
     # A full-shape GPT TP4·L1 check on the GPU (the corpus has no TP4·L2), if time is left.
     CHECK="$OUT/gpt-tp4-check.txt"
     left=$((470 - (SECONDS - start)))

@@ -62,7 +62,11 @@ struct CheckResult {
   std::vector<std::string> input_notes;  // how S's inputs were drawn
   std::string random_mode;               // "dropout off"
   uint64_t seed = 0;
-  std::string device = "cpu";            // where S and D ran: "cpu", "cuda:0", ...
+  std::string device = "cpu";  // where S and D ran: "cpu", "cuda:0", ...
+  // How D's collectives ran: "in-process" (reference collectives, RunCheck), "mpi" or "nccl"
+  // (check --distributed); the note says why a CUDA run's collectives did not use NCCL.
+  std::string collectives = "in-process";
+  std::string collectives_note;
   std::vector<std::pair<ir::TensorRef, NumericClassification>> classifications;
   // D stopped with an error on inputs S runs on (an index out of range, ...): the counterexample
   // is the inputs themselves; no relation is evaluated then.

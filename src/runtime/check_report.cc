@@ -113,6 +113,9 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
   if (!info.resize_dist.empty()) row("resized D", info.resize_dist);
   row("inputs", "seed " + std::to_string(result.seed) + ", " + result.random_mode);
   row("device", result.device);
+  row("collectives", result.collectives.empty() || result.collectives_note.empty()
+                         ? result.collectives
+                         : result.collectives + " (" + result.collectives_note + ")");
   if (result.passes > 1) {
     row("passes",
         std::to_string(result.passes) + " (D's kept tensors split to fit the memory budget)");
@@ -142,6 +145,7 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
   j["seed"] = result.seed;
   j["random"] = result.random_mode;
   j["device"] = result.device;
+  j["collectives"] = result.collectives;
   j["input_notes"] = result.input_notes;
   j["passes"] = result.passes;
   j["outcome"] = CheckOutcome(result);

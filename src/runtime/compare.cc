@@ -1,6 +1,96 @@
 #include "runtime/compare.h"
 
+#include <cmath>
+#include <optional>
+#include <string>
+
+#if GG_GPU_KERNELS
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+
+#include "gpu_kernels.h"
+#endif
+
 namespace gg::runtime {
+namespace {
+
+// The flat index `flat` of a tensor of this shape as a multi-index.
+std::vector<int64_t> MultiIndex(int64_t flat, at::IntArrayRef sizes) {
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    index[static_cast<size_t>(d)] = flat % sizes[static_cast<size_t>(d)];
+    flat /= sizes[static_cast<size_t>(d)];
+  }
+  return index;
+}
+
+double RelativeError(double max_abs_error, double scale) {
+  return scale > 0 ? max_abs_error / scale : (max_abs_error > 0 ? INFINITY : 0.0);
+}
+
+#if GG_GPU_KERNELS
+void CheckCuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string("CUDA error in ") + what + ": " +
+                             cudaGetErrorString(status));
+  }
+}
+
+// The fused compare kernel's figures (c holds the elements and the tolerance), or nullopt when a
+// pair is non-finite on one side only (the ATen path gives those figures).
+std::optional<Comparison> CompareWithKernel(const at::Tensor& expected, const at::Tensor& actual,
+                                            Comparison c) {
+  kernels::ElementType type = kernels::ElementType::kFloat32;
+  if (expected.scalar_type() == at::kBFloat16) type = kernels::ElementType::kBFloat16;
+  if (expected.scalar_type() == at::kHalf) type = kernels::ElementType::kFloat16;
+  at::Tensor e = expected.contiguous().reshape({-1});
+  at::Tensor a = actual.contiguous().reshape({-1});
+  int previous = 0;
+  CheckCuda(cudaGetDevice(&previous), "cudaGetDevice");
+  CheckCuda(cudaSetDevice(expected.device().index()), "cudaSetDevice");
+  kernels::CompareResult r;
+  try {
+    // LibTorch's stream computed both tensors; the kernel runs on this runtime's default stream.
+    CheckCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    r = kernels::CompareOnDevice(e.data_ptr(), a.data_ptr(), type, e.numel(), c.tolerance);
+  } catch (...) {
+    cudaSetDevice(previous);
+    throw;
+  }
+  CheckCuda(cudaSetDevice(previous), "cudaSetDevice");
+  if (r.nonfinite_mismatches > 0) return std::nullopt;
+  c.out_of_tolerance = r.over_tolerance;
+  c.nan_mismatches = 0;
+  c.max_abs_error = r.max_abs_error;
+  c.expected_scale = r.max_abs_expected;
+  c.max_rel_error = RelativeError(c.max_abs_error, c.expected_scale);
+  // No pair differs: the ATen path's argmax of all-zero differences is element 0.
+  int64_t worst = r.worst_index < 0 ? 0 : r.worst_index;
+  if (r.worst_index < 0) {
+    c.expected_at_worst = e[0].item<double>();
+    c.actual_at_worst = a[0].item<double>();
+  } else {
+    c.expected_at_worst = r.expected_at_worst;
+    c.actual_at_worst = r.actual_at_worst;
+  }
+  c.worst_index = MultiIndex(worst, expected.sizes());
+  c.holds = c.out_of_tolerance == 0;
+  return c;
+}
+#endif
+
+}  // namespace
+
+bool FusedCompareApplies(const at::Tensor& expected, const at::Tensor& actual) {
+#if GG_GPU_KERNELS
+  at::ScalarType t = expected.scalar_type();
+  return expected.is_cuda() && actual.device() == expected.device() && actual.scalar_type() == t &&
+         (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf);
+#else
+  return false;
+#endif
+}
 
 std::string IndexText(const std::vector<int64_t>& index) {
   std::string text = "[";
@@ -29,6 +119,11 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
     c.holds = true;
     return c;
   }
+#if GG_GPU_KERNELS
+  if (tolerance >= 0 && FusedCompareApplies(expected, actual)) {
+    if (std::optional<Comparison> fused = CompareWithKernel(expected, actual, c)) return *fused;
+  }
+#endif
   at::ScalarType type = CompareType(expected.scalar_type());
   at::Tensor e = expected.to(type).reshape({-1});
   at::Tensor a = actual.to(type).reshape({-1});
@@ -44,16 +139,10 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
   c.expected_scale = finite_e.max().item<double>();
   int64_t worst = diff.argmax().item<int64_t>();
   c.max_abs_error = diff[worst].item<double>();
-  c.max_rel_error = c.expected_scale > 0 ? c.max_abs_error / c.expected_scale
-                                         : (c.max_abs_error > 0 ? INFINITY : 0.0);
+  c.max_rel_error = RelativeError(c.max_abs_error, c.expected_scale);
   c.expected_at_worst = e[worst].item<double>();
   c.actual_at_worst = a[worst].item<double>();
-  int64_t rest = worst;
-  c.worst_index.assign(static_cast<size_t>(expected.dim()), 0);
-  for (int64_t d = expected.dim() - 1; d >= 0; --d) {
-    c.worst_index[static_cast<size_t>(d)] = rest % expected.size(d);
-    rest /= expected.size(d);
-  }
+  c.worst_index = MultiIndex(worst, expected.sizes());
   c.out_of_tolerance = diff.gt(tolerance).sum().item<int64_t>();
   c.holds = c.out_of_tolerance == 0;
   return c;

@@ -30,7 +30,16 @@ struct Comparison {
 at::ScalarType CompareType(at::ScalarType type);
 
 // Compares in CompareType. Both NaN (or equal infinities) at an index count as equal.
+// Float32/bf16/fp16 tensors on one CUDA device are compared by the fused compare kernel
+// (kernels/gpu_kernels.h: one pass, differences in double) in CUDA builds; the figures are the
+// ATen path's except that the relative error's scale is the largest finite |expected| (ATen's is
+// infinite when S's tensor holds an infinity). A pair with a NaN or infinity on one side only
+// sends the comparison back to the ATen path, which gives those their figures (inf, NaN counts).
 Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance);
+
+// Whether CompareTensors uses the fused compare kernel for these tensors (a CUDA build, both on
+// one CUDA device, the same float32/bf16/fp16 dtype).
+bool FusedCompareApplies(const at::Tensor& expected, const at::Tensor& actual);
 
 // "[3, 0, 17]"
 std::string IndexText(const std::vector<int64_t>& index);

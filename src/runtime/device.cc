@@ -14,6 +14,7 @@ namespace {
 struct CudaBackend {
   int devices = 0;
   std::string reason;
+  void* handle = nullptr;  // libtorch_cuda.so (dlsym searches its dependencies too)
 };
 
 // libtorch_cuda.so registers the CUDA kernels and the CUDA hooks in its static initializers; it
@@ -29,7 +30,8 @@ CudaBackend LoadCudaBackend() {
   std::string dir = info.dli_fname;
   dir = dir.substr(0, dir.find_last_of('/') + 1);
   std::string path = dir + "libtorch_cuda.so";
-  if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+  backend.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (backend.handle == nullptr) {
     const char* error = dlerror();
     backend.reason = "no CUDA device: LibTorch's CUDA backend did not load (" +
                      std::string(error ? error : path) + ")";
@@ -59,6 +61,11 @@ const CudaBackend& Backend() {
 int CudaDeviceCount() { return Backend().devices; }
 
 std::string NoCudaReason() { return Backend().reason; }
+
+void* CudaBackendSymbol(const char* name) {
+  void* handle = Backend().handle;
+  return handle == nullptr ? nullptr : dlsym(handle, name);
+}
 
 int LocalRankFromEnvironment() { return util::LocalRankFromEnvironment(); }
 

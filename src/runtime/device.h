@@ -15,6 +15,12 @@ int CudaDeviceCount();
 // Why CudaDeviceCount() is 0 ("no CUDA device: ..."), or "" when there are devices.
 std::string NoCudaReason();
 
+// The address of `name` in LibTorch's CUDA backend or a library it loaded (NCCL, the CUDA
+// runtime), nullptr when there is no such symbol or the backend did not load. The NCCL collective
+// backend calls the NCCL that LibTorch loaded this way: linking another NCCL into the binary would
+// make the dynamic linker hand LibTorch that one (same soname), which may lack its symbols.
+void* CudaBackendSymbol(const char* name);
+
 // The process's rank among the processes of its node, from the launcher's environment
 // (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, LOCAL_RANK); -1 when none is set.
 int LocalRankFromEnvironment();

@@ -487,8 +487,8 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
       run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
     }
     RankCollective call = DescribeCall(run, members, group);
-    // Backends work on host memory (MPI): a device value goes through the CPU and comes back.
-    call.input = call.input.to(at::kCPU);
+    // Host backends (MPI): a device value goes through the CPU and comes back.
+    if (!options.collectives_on_device) call.input = call.input.to(at::kCPU);
     at::Tensor output;
     try {
       output = options.collective_backend(call);

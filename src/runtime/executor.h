@@ -33,9 +33,9 @@ struct RankCollective {
 };
 
 // Computes the calling rank's output of a collective whose other members run elsewhere (other
-// processes: MPI). Every member calls it at the same point of its graph. It is given and returns
-// CPU tensors whatever the execution's device (ExecuteRank copies a device value to the host and
-// back; device-side NCCL collectives are the follow-up, src/cuda/nccl_collectives.h).
+// processes: MPI, NCCL). Every member calls it at the same point of its graph. It is given CPU
+// tensors (ExecuteRank copies a device value to the host and the output back) unless
+// ExecutionOptions::collectives_on_device says it takes the device's tensors (NCCL).
 using CollectiveBackend = std::function<at::Tensor(const RankCollective& call)>;
 
 struct ExecutionOptions {
@@ -62,6 +62,9 @@ struct ExecutionOptions {
   // ExecuteRank sends every collective here; Execute and ExecuteProgram compute collectives
   // themselves (reference collectives) and ignore it.
   CollectiveBackend collective_backend;
+  // The backend takes and returns tensors on `device` (runtime/mpi/nccl_backend.h); false: host
+  // tensors (MPI), copied there and back by ExecuteRank.
+  bool collectives_on_device = false;
 };
 
 // The values a graph starts from.

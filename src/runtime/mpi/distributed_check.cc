@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -12,6 +13,10 @@
 #include "runtime/executor.h"
 #include "runtime/input_synthesis.h"
 #include "util/diagnostic.h"
+
+#if GG_NCCL_BACKEND
+#include "runtime/mpi/nccl_backend.h"
+#endif
 
 namespace gg::runtime {
 namespace {
@@ -78,37 +83,53 @@ std::vector<std::vector<int32_t>> CollectiveSequence(const ir::Program& program,
   return sequence;
 }
 
-// The MPI backend behind an "ok" flag per collective (see the header): a rank that fails walks
-// the rest of its sequence with "failed" flags, so no member waits for it forever.
+// A collective backend (MPI, or NCCL on the device) behind an "ok" flag per collective (see the
+// header): a rank that fails walks the rest of its sequence with "failed" flags, so no member
+// waits for it forever. The flag travels with the input's element count: members whose counts
+// differ all stop with an error, where MPI or NCCL would hang or read past a buffer.
 class GuardedBackend {
  public:
-  GuardedBackend(MpiCollectives& mpi, const std::vector<std::vector<int32_t>>& sequence)
-      : mpi_(mpi), sequence_(sequence) {}
+  GuardedBackend(MpiCollectives& mpi, CollectiveBackend inner,
+                 const std::vector<std::vector<int32_t>>& sequence)
+      : mpi_(mpi), inner_(std::move(inner)), sequence_(sequence) {}
 
   at::Tensor Run(const RankCollective& call) {
-    if (!Exchange(mpi_.GroupComm(call.members), 1)) {
+    int64_t numel = call.input.defined() ? call.input.numel() : 0;
+    Flags flags = Exchange(mpi_.GroupComm(call.members), 1, numel);
+    if (flags.ok == 0) {
       peer_failed_ = true;
       throw std::runtime_error("another process of group '" + call.group + "' failed");
     }
-    return mpi_.Run(call);
+    if (flags.min_numel != -flags.neg_max_numel) {
+      throw std::invalid_argument("collective inputs differ in size across ranks (" +
+                                  std::to_string(flags.min_numel) + " to " +
+                                  std::to_string(-flags.neg_max_numel) + " elements)");
+    }
+    return inner_(call);
   }
 
   // After this rank stopped (done or failed): the flags of the collectives it did not reach.
   void Drain() {
-    while (done_ < sequence_.size()) Exchange(mpi_.GroupComm(sequence_[done_]), 0);
+    while (done_ < sequence_.size()) Exchange(mpi_.GroupComm(sequence_[done_]), 0, 0);
   }
 
   bool peer_failed() const { return peer_failed_; }
 
  private:
-  bool Exchange(MPI_Comm comm, int ok) {
+  struct Flags {
+    int64_t ok, min_numel, neg_max_numel;  // reduced with MPI_MIN
+  };
+
+  Flags Exchange(MPI_Comm comm, int64_t ok, int64_t numel) {
     ++done_;
-    if (comm == MPI_COMM_NULL) return ok != 0;
-    Check(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-    return ok != 0;
+    Flags flags{ok, numel, -numel};
+    if (comm == MPI_COMM_NULL) return flags;
+    Check(MPI_Allreduce(MPI_IN_PLACE, &flags, 3, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+    return flags;
   }
 
   MpiCollectives& mpi_;
+  CollectiveBackend inner_;
   const std::vector<std::vector<int32_t>>& sequence_;
   size_t done_ = 0;
   bool peer_failed_ = false;
@@ -185,6 +206,8 @@ struct PassContext {
   const CheckPlan& plan;
   const ProgramInputs& inputs;
   MpiCollectives& mpi;
+  CollectiveBackend backend;  // mpi's, or NCCL's on the device (then collectives_on_device)
+  bool collectives_on_device;
   std::vector<std::vector<int32_t>> sequence;
   MPI_Comm comm;
   int me;
@@ -195,7 +218,7 @@ std::optional<ProcessFailure> RunPass(const PassContext& c, size_t pass,
                                       DPass* d, bool abort = false) {
   // From the second pass on, rank 0 arrives after its S runs.
   if (pass > 0) WaitQuietly(c.comm);
-  GuardedBackend guard(c.mpi, c.sequence);
+  GuardedBackend guard(c.mpi, c.backend, c.sequence);
   std::optional<ProcessFailure> mine;
   ExecutionResult result;
   FingerprintTable local;
@@ -205,6 +228,7 @@ std::optional<ProcessFailure> RunPass(const PassContext& c, size_t pass,
     try {
       ExecutionOptions options = exec;
       options.collective_backend = [&guard](const RankCollective& call) { return guard.Run(call); };
+      options.collectives_on_device = c.collectives_on_device;
       if (fingerprints) {
         options.observe = DFingerprintObserver(c.s_graph, c.program, c.options, &local);
       }
@@ -355,8 +379,36 @@ CheckResult RunDistributedCheck(const ir::Graph& s_graph, const ir::Program& d_p
     }
   }
   MpiCollectives mpi(d_program, comm, mode);
-  PassContext context{
-      d_program, s_graph, options, plan, inputs, mpi, CollectiveSequence(d_program, me), comm, me};
+  // A CUDA run's collectives are NCCL calls on the device tensors when every process has a GPU of
+  // its own; otherwise (and with --exact-collectives, which needs the reference's arithmetic)
+  // MPI on host copies.
+  CollectiveBackend backend = mpi.Backend();
+  std::string collectives = "mpi", collectives_note;
+#if GG_NCCL_BACKEND
+  std::unique_ptr<NcclBackend> nccl;
+  if (options.device.is_cuda()) {
+    if (mode == MpiCollectives::Mode::kExactReference) {
+      collectives_note = "--exact-collectives computes the reference collectives on the host";
+    } else if ((nccl = MakeNcclBackend(d_program, mpi, options.device, &collectives_note))) {
+      backend = nccl->Backend();
+      collectives = "nccl";
+    }
+  }
+#else
+  if (options.device.is_cuda()) collectives_note = "this build has no NCCL backend";
+#endif
+  const bool on_device = collectives == "nccl";
+  PassContext context{.program = d_program,
+                      .s_graph = s_graph,
+                      .options = options,
+                      .plan = plan,
+                      .inputs = inputs,
+                      .mpi = mpi,
+                      .backend = backend,
+                      .collectives_on_device = on_device,
+                      .sequence = CollectiveSequence(d_program, me),
+                      .comm = comm,
+                      .me = me};
   const ExecutionOptions exec = CheckExecutionOptions(options);
   const bool classify = !options.classify.empty();
 
@@ -380,7 +432,10 @@ CheckResult RunDistributedCheck(const ir::Graph& s_graph, const ir::Program& d_p
     return d;
   };
   try {
-    return RunCheckPasses(s_graph, d_program, plan, inputs, options, run_d);
+    CheckResult result = RunCheckPasses(s_graph, d_program, plan, inputs, options, run_d);
+    result.collectives = collectives;
+    result.collectives_note = collectives_note;
+    return result;
   } catch (...) {
     // S failed on rank 0 while the others wait in the next pass: stop that pass for them.
     if (!stopped && passes_run < plan.passes.size()) {

@@ -33,6 +33,7 @@ class MpiCollectives {
   MpiCollectives(const MpiCollectives&) = delete;
   MpiCollectives& operator=(const MpiCollectives&) = delete;
 
+  MPI_Comm world() const { return world_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   Mode mode() const { return mode_; }
