@@ -475,6 +475,10 @@ Outputs SumAll(const LowerContext& l) {
   return One(l.Op("sum_all", {l.T("self")}));
 }
 
+// amax(x, dims, keepdim): the largest value over each of dims (values only, no indices), a max_dim
+// per dim; amax over every dim (dims empty) stays opaque.
+Outputs Amax(const LowerContext& l) { return ReduceDims(l, "max_dim"); }
+
 Outputs MaxDim(const LowerContext& l) {
   ClassId values = l.Op("max_dim", {l.T("self"), l.N(l.Dim(l.I("dim"))), l.N(l.I("keepdim"))});
   return {values, std::nullopt};  // indices stay opaque
@@ -762,6 +766,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::mean.dim", MeanDims},
       {"aten::sum.default", SumAll},
       {"aten::max.dim", MaxDim},
+      {"aten::amax.default", Amax},
       {"aten::embedding.default", Embedding},
       {"aten::masked_fill.Scalar", MaskedFill},
       {"aten::native_dropout.default", NativeDropout},
