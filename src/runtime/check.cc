@@ -333,6 +333,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
       auto it = pending.find(ref);
       double tolerance = 0;
       double sigma = 0;
+      double magnitude = 0;  // RMS of the computed sampled elements (compare.h)
       if (at::isFloatingType(value.scalar_type())) {
         at::Tensor flat = value.reshape({-1}).to(CompareType(value.scalar_type()));
         double u = UnitRoundoff(FromAten(value.scalar_type()));
@@ -349,6 +350,12 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
           int64_t count = computed.sum().item<int64_t>();
           if (count > 0) {
             sigma = std::sqrt(d.square().sum().item<double>() / static_cast<double>(count));
+            // The noise is relative to the values: sigma is the spread at the typical (RMS)
+            // element, and larger elements carry proportionally more.
+            at::Tensor values = plain_sample.masked_fill(plain_sample.isnan(), 0)
+                                    .masked_fill(plain_sample.isinf(), 0);
+            magnitude =
+                std::sqrt(values.square().sum().item<double>() / static_cast<double>(count));
           }
         }
         sigma = std::max(sigma, u * rms);
@@ -360,7 +367,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
         check.noise = sigma;
         try {
           at::Tensor rebuilt = EvalRelExpr(check.relation.expr, d_value);
-          check.comparison = CompareTensors(value, rebuilt, tolerance);
+          check.comparison = CompareTensors(value, rebuilt, tolerance, magnitude);
           if (!check.comparison.problem.empty()) check.error = check.comparison.problem;
         } catch (const std::exception& e) {
           check.error = ErrorText(e);

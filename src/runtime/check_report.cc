@@ -37,8 +37,13 @@ std::string RelationFigures(const RelationCheck& c) {
                      Number(m.tolerance);
   if (!m.holds) {
     text += "; worst at " + IndexText(m.worst_index) + ": S " + Number(m.expected_at_worst) +
-            ", D " + Number(m.actual_at_worst) + "; " + std::to_string(m.out_of_tolerance) +
-            " of " + std::to_string(m.elements) + " elements beyond tolerance";
+            ", D " + Number(m.actual_at_worst);
+    if (m.tolerance_at_worst != m.tolerance) {
+      text += " (tolerance there " + Number(m.tolerance_at_worst) + ": |S| above the RMS " +
+              Number(m.magnitude) + ")";
+    }
+    text += "; " + std::to_string(m.out_of_tolerance) + " of " + std::to_string(m.elements) +
+            " elements beyond tolerance";
     if (m.nan_mismatches) text += " (" + std::to_string(m.nan_mismatches) + " NaN on one side)";
   }
   return text;
@@ -163,6 +168,8 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
     o["max_rel_error"] = m.max_rel_error;
     o["expected_scale"] = m.expected_scale;
     o["tolerance"] = m.tolerance;
+    o["magnitude"] = m.magnitude;
+    o["tolerance_at_worst"] = m.tolerance_at_worst;
     o["noise"] = c.noise;
     o["elements"] = m.elements;
     o["out_of_tolerance"] = m.out_of_tolerance;

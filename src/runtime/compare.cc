@@ -102,9 +102,14 @@ at::ScalarType CompareType(at::ScalarType type) {
   return type == at::kBFloat16 || type == at::kHalf ? at::kFloat : at::kDouble;
 }
 
-Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance) {
+Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance,
+                          double magnitude) {
   Comparison c;
   c.tolerance = tolerance;
+  c.tolerance_at_worst = tolerance;
+  // Scaling applies to positive tolerances of a tensor with a positive, finite RMS.
+  bool scaled = tolerance > 0 && magnitude > 0 && std::isfinite(magnitude);
+  c.magnitude = scaled ? magnitude : 0;
   if (!expected.defined() || !actual.defined()) {
     c.problem = "a value is missing";
     return c;
@@ -121,7 +126,10 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
   }
 #if GG_GPU_KERNELS
   if (tolerance >= 0 && FusedCompareApplies(expected, actual)) {
-    if (std::optional<Comparison> fused = CompareWithKernel(expected, actual, c)) return *fused;
+    // Against the unscaled tolerance: every element within it is within its own; otherwise the
+    // ATen path below counts with the scaled ones.
+    std::optional<Comparison> fused = CompareWithKernel(expected, actual, c);
+    if (fused && (fused->holds || !scaled)) return *fused;
   }
 #endif
   at::ScalarType type = CompareType(expected.scalar_type());
@@ -140,10 +148,22 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
   int64_t worst = diff.argmax().item<int64_t>();
   c.max_abs_error = diff[worst].item<double>();
   c.max_rel_error = RelativeError(c.max_abs_error, c.expected_scale);
+  if (scaled) {
+    // Non-finite S values keep the plain tolerance (an infinity allows nothing extra).
+    at::Tensor allowed =
+        finite_e.nan_to_num(0.0, 0.0, 0.0).div(magnitude).clamp_min(1.0).mul(tolerance);
+    at::Tensor beyond = diff.gt(allowed);
+    c.out_of_tolerance = beyond.sum().item<int64_t>();
+    if (c.out_of_tolerance > 0) {
+      worst = diff.div(allowed).argmax().item<int64_t>();
+      c.tolerance_at_worst = allowed[worst].item<double>();
+    }
+  } else {
+    c.out_of_tolerance = diff.gt(tolerance).sum().item<int64_t>();
+  }
   c.expected_at_worst = e[worst].item<double>();
   c.actual_at_worst = a[worst].item<double>();
   c.worst_index = MultiIndex(worst, expected.sizes());
-  c.out_of_tolerance = diff.gt(tolerance).sum().item<int64_t>();
   c.holds = c.out_of_tolerance == 0;
   return c;
 }

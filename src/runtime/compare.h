@@ -22,7 +22,9 @@ struct Comparison {
   std::vector<int64_t> worst_index;  // multi-index of the largest error
   double expected_at_worst = 0;
   double actual_at_worst = 0;
-  double tolerance = 0;  // the absolute tolerance applied
+  double tolerance = 0;           // the absolute tolerance applied (to elements up to `magnitude`)
+  double magnitude = 0;           // above it, an element's tolerance grows with |S| (0: never)
+  double tolerance_at_worst = 0;  // the worst element's own tolerance when one fails
 };
 
 // The dtype differences are computed in: float32 for 16-bit floats (exact for their values,
@@ -35,7 +37,12 @@ at::ScalarType CompareType(at::ScalarType type);
 // ATen path's except that the relative error's scale is the largest finite |expected| (ATen's is
 // infinite when S's tensor holds an infinity). A pair with a NaN or infinity on one side only
 // sends the comparison back to the ATen path, which gives those their figures (inf, NaN counts).
-Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance);
+// With `magnitude` > 0 (the RMS of S's tensor), an element larger than it may differ by
+// tolerance * |S_i| / magnitude: rounding noise is relative to the values (tolerance.h), so an
+// element k times the RMS carries k times the RMS noise. The worst element is the largest
+// difference while every element holds, else the element furthest beyond its own tolerance.
+Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance,
+                          double magnitude = 0);
 
 // Whether CompareTensors uses the fused compare kernel for these tensors (a CUDA build, both on
 // one CUDA device, the same float32/bf16/fp16 dtype).
