@@ -11,7 +11,8 @@
 #   5. configures a LibTorch build (python3's torch; CUDA, and MPI where found) in
 #      $GG_DEVICE_TORCH_BUILD_DIR (default $GG_DEVICE_BUILD_DIR-torch), builds graphguard,
 #      gg_runtime_gpu_tests and gg_nccl_backend_tests (MPI builds) and runs them: the executor,
-#      check and the fused compare on CUDA against the CPU, the NCCL backend against the reference
+#      check and the fused compare on CUDA against the CPU, the NCCL backend (a group of one
+#      process; across processes under mpirun where each has a GPU) against the reference
 #      collectives (cuda-executor.log);
 #   6. runs mpirun -np 2 (and 4 with 4 GPUs) graphguard check --distributed --device cuda on the
 #      reduced GPT TP2 (TP4) corpus graphs and asserts the CPU single-process run's verdicts, and
@@ -150,8 +151,9 @@ else
     [[ -d "$corpus/gpt" ]] || corpus=shared/corpus/megatron-vllm
     export GG_CORPUS_DIR=$corpus
     t=$SECONDS
-    if timeout 150 ctest --test-dir "$TBUILD" -L gpu -R 'ExecutorCuda|CheckCuda|CompareCuda|NcclBackend|nccl_backend' \
-         --output-on-failure -V >>"$XLOG" 2>&1; then
+    if timeout 150 ctest --test-dir "$TBUILD" -L gpu --output-on-failure -V \
+         -R 'ExecutorCuda|CheckCuda|CompareCuda|NcclBackend|NcclSetup|nccl_backend' \
+         >>"$XLOG" 2>&1; then
       say "cuda executor tests: ok ($((SECONDS - t)) s)"
     else
       say "cuda executor tests: FAILED ($((SECONDS - t)) s, cuda-executor.log)"; status=1

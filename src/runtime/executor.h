@@ -62,7 +62,7 @@ struct ExecutionOptions {
   // ExecuteRank sends every collective here; Execute and ExecuteProgram compute collectives
   // themselves (reference collectives) and ignore it.
   CollectiveBackend collective_backend;
-  // The backend takes and returns tensors on `device` (runtime/mpi/nccl_backend.h); false: host
+  // The backend takes and returns tensors on `device` (runtime/nccl_backend.h); false: host
   // tensors (MPI), copied there and back by ExecuteRank.
   bool collectives_on_device = false;
 };

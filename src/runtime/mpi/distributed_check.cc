@@ -12,11 +12,8 @@
 #include "ir/op_registry.h"
 #include "runtime/executor.h"
 #include "runtime/input_synthesis.h"
+#include "runtime/mpi/nccl_setup.h"
 #include "util/diagnostic.h"
-
-#if GG_NCCL_BACKEND
-#include "runtime/mpi/nccl_backend.h"
-#endif
 
 namespace gg::runtime {
 namespace {
@@ -384,7 +381,6 @@ CheckResult RunDistributedCheck(const ir::Graph& s_graph, const ir::Program& d_p
   // MPI on host copies.
   CollectiveBackend backend = mpi.Backend();
   std::string collectives = "mpi", collectives_note;
-#if GG_NCCL_BACKEND
   std::unique_ptr<NcclBackend> nccl;
   if (options.device.is_cuda()) {
     if (mode == MpiCollectives::Mode::kExactReference) {
@@ -394,9 +390,6 @@ CheckResult RunDistributedCheck(const ir::Graph& s_graph, const ir::Program& d_p
       collectives = "nccl";
     }
   }
-#else
-  if (options.device.is_cuda()) collectives_note = "this build has no NCCL backend";
-#endif
   const bool on_device = collectives == "nccl";
   PassContext context{.program = d_program,
                       .s_graph = s_graph,

@@ -1,10 +1,9 @@
-// The NCCL backend (gg_nccl_backend_tests, ctest label gpu): every collective, dtype and reduce op
-// on CUDA tensors against the single-process reference collectives. Run plainly it uses a group
-// of one process (no MPI); under mpirun (gpu.nccl_backend_np2) the groups span the processes, one
-// GPU each, and the test skips with the reason when NCCL cannot be used (no device, two processes
-// on one GPU). Also, on any machine: CPU runs are not NCCL's, and the NCCL symbols are found in
-// LibTorch's CUDA backend wherever that loads.
-#include "runtime/mpi/nccl_backend.h"
+// The NCCL backend set up over MPI (gg_nccl_backend_tests, ctest label gpu, run under mpirun -np 2
+// as gpu.nccl_backend_np2): every collective, dtype and reduce op on CUDA tensors, groups spanning
+// the processes, one GPU each, against the reference collectives. Skipped with the reason when
+// NCCL cannot be used (no device, two processes on one GPU) or outside mpirun; the single-process
+// tests are in runtime/nccl_backend_gpu_test.cc.
+#include "runtime/mpi/nccl_setup.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
@@ -73,27 +72,8 @@ void ExpectMatches(const at::Tensor& got, const at::Tensor& want) {
       << want;
 }
 
-TEST(NcclBackend, CpuRunsDoNotUseNccl) {
-  EXPECT_EQ(NcclUnavailableReason(at::kCPU), "the check runs on the CPU");
-  EXPECT_EQ(DeviceBusId(at::kCPU), "");
-}
-
-TEST(NcclBackend, FindsTheNcclLibTorchLoaded) {
-  CudaDeviceCount();  // loads LibTorch's CUDA backend, if it can
-  if (CudaBackendSymbol("cudaGetDeviceCount") == nullptr) {
-    GTEST_SKIP() << "LibTorch's CUDA backend did not load: " << NoCudaReason();
-  }
-  for (const char* name : {"ncclGetUniqueId", "ncclCommInitRank", "ncclCommAbort", "ncclAllReduce",
-                           "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclSend",
-                           "ncclRecv", "ncclGroupStart", "ncclGroupEnd", "ncclGetErrorString"}) {
-    EXPECT_NE(CudaBackendSymbol(name), nullptr) << name;
-  }
-  if (CudaDeviceCount() == 0) {
-    EXPECT_EQ(NcclUnavailableReason(at::Device(at::kCUDA, 0)), NoCudaReason());
-  }
-}
-
-TEST(NcclBackend, EveryKindDtypeAndReduceOpAgreesWithTheReference) {
+TEST(NcclSetup, EveryKindDtypeAndReduceOpAgreesWithTheReferenceAcrossProcesses) {
+  if (!mpi_active) GTEST_SKIP() << "runs under mpirun (gpu.nccl_backend_np2)";
   if (CudaDeviceCount() == 0) GTEST_SKIP() << NoCudaReason();
   const int world = WorldSize(), me = WorldRank();
   const at::Device device = ResolveDevice("cuda", LocalRankFromEnvironment());
@@ -103,17 +83,10 @@ TEST(NcclBackend, EveryKindDtypeAndReduceOpAgreesWithTheReference) {
     if (r % 2 == 0) evens.push_back(r);  // group order differs from world order
   }
   ir::Program program = GroupsOnly(world, {{"all", all}, {"evens", evens}});
-  std::unique_ptr<MpiCollectives> mpi;
-  std::unique_ptr<NcclBackend> nccl;
-  if (mpi_active) {
-    mpi = std::make_unique<MpiCollectives>(program);
-    std::string why_not;
-    nccl = MakeNcclBackend(program, *mpi, device, &why_not);
-    if (!nccl) GTEST_SKIP() << "NCCL not used: " << why_not;
-  } else {
-    nccl = std::make_unique<NcclBackend>(CommunicatorGroups(program), 0, device,
-                                         [](const std::vector<int32_t>&, void*, size_t) {});
-  }
+  MpiCollectives mpi(program);
+  std::string why_not;
+  std::unique_ptr<NcclBackend> nccl = MakeNcclBackend(program, mpi, device, &why_not);
+  if (!nccl) GTEST_SKIP() << "NCCL not used: " << why_not;
   uint64_t salt = 0;
   for (const auto& [group, members] : program.groups) {
     auto position = std::find(members.begin(), members.end(), me);
@@ -155,19 +128,6 @@ TEST(NcclBackend, EveryKindDtypeAndReduceOpAgreesWithTheReference) {
       }
     }
   }
-}
-
-TEST(NcclBackend, RejectsHostInputsAndUnknownGroups) {
-  if (CudaDeviceCount() == 0) GTEST_SKIP() << NoCudaReason();
-  if (mpi_active && WorldSize() > 1) GTEST_SKIP() << "a single-process test";
-  const at::Device device = ResolveDevice("cuda", LocalRankFromEnvironment());
-  NcclBackend nccl({{0}}, 0, device, [](const std::vector<int32_t>&, void*, size_t) {});
-  RankCollective call{ir::CollectiveKind::kAllReduce, "sum", 0, "", {0}, 0, at::ones({4})};
-  EXPECT_THROW(nccl.Run(call), std::invalid_argument);  // a host tensor
-  call.input = call.input.to(device);
-  EXPECT_TRUE(at::equal(nccl.Run(call).cpu(), at::ones({4})));
-  call.members = {0, 1};
-  EXPECT_THROW(nccl.Run(call), std::invalid_argument);  // no such communicator
 }
 
 }  // namespace

@@ -3,17 +3,19 @@
 // cuda`: process r runs rank r on its GPU and no collective input goes through the host.
 //
 // One communicator per process group of D (and the whole world), created once up front with the
-// group's first member's ncclUniqueId broadcast over the group's MPI communicator. Semantics are
-// runtime::RunCollective's and the MPI backend's (mpi_collectives.h, native mode): all_gather
-// concatenates along dim 0, reduce_scatter gives member i chunk i along dim 0, all_to_all splits
-// dim 0 equally, avg is the sum divided by the group size, bf16/fp16 reduce in float (as MPI
-// does), booleans reduce as "or" (sum, avg, max) and "and" (min, product).
+// group's first member's ncclUniqueId handed to the others by the caller (over MPI:
+// runtime/mpi/nccl_setup.h; nothing here needs MPI, so a group of one process runs anywhere).
+// Semantics are runtime::RunCollective's and the MPI backend's (mpi_collectives.h, native mode):
+// all_gather concatenates along dim 0, reduce_scatter gives member i chunk i along dim 0,
+// all_to_all splits dim 0 equally, avg is the sum divided by the group size, bf16/fp16 reduce in
+// float (as MPI does), booleans reduce as "or" (sum, avg, max) and "and" (min, product).
 //
 // NCCL is the one LibTorch loaded (runtime/device.h, CudaBackendSymbol): linking another NCCL
 // would hand LibTorch that one instead (same soname), which may lack its symbols. The CUDA runtime
 // is linked (CUDA::cudart). Ordering with LibTorch's kernels is kept simple: the device is
 // synchronized before each NCCL call (LibTorch's stream produced the input) and NCCL's own stream
-// after it, so the output is complete when it is returned.
+// after it, so the output is complete when it is returned. Built with CUDA and nccl.h
+// (GG_NCCL_BACKEND); elsewhere NcclUnavailableReason says so and the backend cannot be made.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -26,7 +28,6 @@
 
 #include "ir/program.h"
 #include "runtime/executor.h"
-#include "runtime/mpi/mpi_collectives.h"
 
 namespace gg::runtime {
 
@@ -71,11 +72,5 @@ class NcclBackend {
 // The groups a distributed run creates communicators for, in the same order on every process:
 // the program's groups (by name), then the whole world; each member list once.
 std::vector<std::vector<int32_t>> CommunicatorGroups(const ir::Program& program);
-
-// Collective over mpi's world: an NCCL backend for this process when every process can use NCCL
-// on a GPU of its own (no two members of a group on one GPU) and the communicators were created;
-// otherwise nullptr on every process, with `why_not` saying why (the same text everywhere).
-std::unique_ptr<NcclBackend> MakeNcclBackend(const ir::Program& program, MpiCollectives& mpi,
-                                             at::Device device, std::string* why_not);
 
 }  // namespace gg::runtime
