@@ -390,7 +390,8 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
           spec.leaf = SelfTestLeaf::Kind::kBool;
           type = Trim(type.substr(4));
         } else if (type.rfind("index(", 0) == 0) {
-          size_t close = type.find(')');
+          // the bound may hold parentheses itself (index(sum(n))[c]): its ')' is the one before '['
+          size_t close = type.rfind(')', type.find('['));
           spec.leaf = SelfTestLeaf::Kind::kIndex;
           spec.bound = type.substr(6, close - 6);
           type = Trim(type.substr(close + 1));

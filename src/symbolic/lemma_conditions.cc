@@ -599,6 +599,25 @@ std::optional<double> NumberOf(const EGraph& g, ClassId id) {
   return FactsOf(g, id).fconstant;
 }
 
+// ?c is a number (not a tensor): an elementwise op with it commutes with any reshape of the other
+// operand.
+bool CIsNumber(const EGraph& g, const Bindings& b) {
+  ClassId c = b.Var("c");
+  return NumberOf(g, c).has_value() && !TypeOf(g, c);
+}
+
+// ?m has ?x's shape (no broadcast), so a reshape of masked_fill(x, m, v) reshapes m alike.
+bool MaskSameShape(const EGraph& g, const Bindings& b) {
+  auto sx = ShapeOf(g, b.Var("x")), sm = ShapeOf(g, b.Var("m"));
+  return sx && sm && *sx == *sm;
+}
+
+// ?z is the number 0 (so -z is z: negation commutes with a zero fill).
+bool ZeroFill(const EGraph& g, const Bindings& b) {
+  auto z = NumberOf(g, b.Var("z"));
+  return z && *z == 0.0 && !TypeOf(g, b.Var("z"));
+}
+
 // (pick (reshape ?x ?ss...) (reshape ?c ?ms...)): the reshapes only regroup leading dims — ?x's
 // last dim is the reshape's last size and ?c has ?x's leading shape — so row k of the reshaped x
 // is the row of x at the position of c's element k.
@@ -609,6 +628,28 @@ bool PickReshapeKeepsLast(const EGraph& g, const Bindings& b) {
   if (!x || !c || x->empty() || ss.empty()) return false;
   if (IntOf(g, ss.back()) != x->back()) return false;
   return Shape64(x->begin(), x->end() - 1) == *c;
+}
+
+// sum_r masked_fill(pick(x_r, masked_fill(t - o_r, m_r, z)), m_r, z2), m_r = (t < o_r) |
+// (t >= o_r + n_r), o_r = a + the widths before r: each rank's pick of the targets in its columns.
+ClassId SumOfShardPicks(EGraph& g, const std::vector<ClassId>& xs,
+                        const std::vector<int64_t>& widths, ClassId t, double a, ClassId z,
+                        ClassId z2) {
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  std::vector<ClassId> parts;
+  double offset = a;
+  for (size_t r = 0; r < xs.size(); ++r) {
+    ClassId mask = AddOp(
+        g, op("or"),
+        {AddOp(g, op("lt"), {t, flt(offset)}), AddOp(g, op("ge"), {t, flt(offset + widths[r])})});
+    ClassId local = AddOp(g, op("masked_fill"), {AddOp(g, op("sub"), {t, flt(offset)}), mask, z});
+    ClassId picked = AddOp(g, op("pick"), {xs[r], local});
+    parts.push_back(AddOp(g, op("masked_fill"), {picked, mask, z2}));
+    offset += static_cast<double>(widths[r]);
+  }
+  if (parts.size() == 1) return parts.front();
+  return AddOp(g, Lang().sumr, std::move(parts));
 }
 
 // (masked_fill (pick (concat ?d ?xs...) (masked_fill (sub ?t ?a) m ?z)) m ?z2) with
@@ -646,21 +687,27 @@ std::optional<ClassId> VocabParallelPick(EGraph& g, const Bindings& b) {
                                               *std::min_element(widths.begin(), widths.end()))) {
     return std::nullopt;
   }
-  auto op = [](const char* name) { return *Lang().ops().Find(name); };
-  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
-  std::vector<ClassId> parts;
-  double offset = *a;
-  for (size_t r = 0; r < xs.size(); ++r) {
-    ClassId mask = AddOp(g, op("or"), {AddOp(g, op("lt"), {t, flt(offset)}),
-                                       AddOp(g, op("ge"), {t, flt(offset + widths[r])})});
-    ClassId local = AddOp(g, op("masked_fill"),
-                          {AddOp(g, op("sub"), {t, flt(offset)}), mask, b.Var("z")});
-    ClassId picked = AddOp(g, op("pick"), {xs[r], local});
-    parts.push_back(AddOp(g, op("masked_fill"), {picked, mask, b.Var("z2")}));
-    offset += static_cast<double>(widths[r]);
+  return SumOfShardPicks(g, xs, widths, t, *a, b.Var("z"), b.Var("z2"));
+}
+
+// (pick (concat ?d ?xs...) ?t) with d the last (class) dim: pick reads x[..., t] for t in [0, V)
+// (outside it pick is undefined, as gather and cross entropy are), so the same sum of masked
+// shard picks as above with a = 0 and z = z2 = 0 equals it: exactly one rank keeps each t.
+std::optional<ClassId> PickOfClassConcat(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  ClassId t = b.Var("t");
+  const auto& t_type = TypeOf(g, t);
+  if (xs.size() < 2 || !t_type || ir::IsFloatingPoint(t_type->dtype)) return std::nullopt;
+  std::vector<int64_t> widths;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape || shape->empty()) return std::nullopt;
+    auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+    if (!d || *d + 1 != static_cast<int64_t>(shape->size())) return std::nullopt;
+    widths.push_back(shape->back());
   }
-  if (parts.size() == 1) return parts.front();
-  return AddOp(g, Lang().sumr, std::move(parts));
+  ClassId zero = g.Add(Lang().Flt(0.0));
+  return SumOfShardPicks(g, xs, widths, t, 0.0, zero, zero);
 }
 
 // ---- vLLM vocabulary masks (integer ids compared with numbers) ------------------------------
@@ -887,6 +934,9 @@ ConditionTable BuildConditions() {
   t.Add("rope-splits-at-heads", RopeSplitsAtHeads);
   t.Add("gqa-splits", GqaSplits);
   t.Add("matmul-batch-splits-match", MatmulBatchSplitsMatch);
+  t.Add("c-is-number", CIsNumber);
+  t.Add("mask-same-shape", MaskSameShape);
+  t.Add("zero-fill", ZeroFill);
   return t;
 }
 
@@ -903,6 +953,7 @@ ApplierTable BuildAppliers() {
   t.Add("sumr-flatten", SumrFlatten);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
   t.Add("vocab-parallel-pick", VocabParallelPick);
+  t.Add("pick-of-class-concat", PickOfClassConcat);
   t.Add("masked-offset-ids", MaskedOffsetIds);
   t.Add("slice-of-add-bcast", SliceOfAddBcast);
   t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);

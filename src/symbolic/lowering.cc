@@ -213,9 +213,17 @@ Outputs One(ClassId c) { return {c}; }
 
 Outputs Identity(const LowerContext& l) { return One(l.T("self")); }
 
+// _to_copy keeps values; a cast of integers or bools to a floating type is written x / 1.0 (the
+// language's float conversion, as nll_loss_forward's count is), other casts stay opaque.
 Outputs ToCopy(const LowerContext& l) {
-  if (!l.IsNone("dtype") && l.Arg("dtype").as_dtype() != l.InType("self").dtype) throw NotCovered{};
-  return One(l.T("self"));
+  if (l.IsNone("dtype") || l.Arg("dtype").as_dtype() == l.InType("self").dtype) {
+    return One(l.T("self"));
+  }
+  if (ir::IsFloatingPoint(l.InType("self").dtype) ||
+      !ir::IsFloatingPoint(l.Arg("dtype").as_dtype())) {
+    throw NotCovered{};
+  }
+  return One(l.Op("div", {l.T("self"), l.Fl(1.0)}));
 }
 
 Outputs Copy(const LowerContext& l) {
@@ -498,6 +506,47 @@ Outputs MaskedFill(const LowerContext& l) {
 Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
 Outputs Ge(const LowerContext& l) { return One(l.Op("ge", {l.T("self"), l.T("other")})); }
 
+// ne(x, c) for integer x and an integral c: (x < c) | (x >= c + 1), exact on integers and the
+// form nll_loss_forward's ignore mask is written in (the same term when both test one id).
+Outputs NeScalar(const LowerContext& l) {
+  ir::DType dtype = l.InType("self").dtype;
+  if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
+  double c = l.F("other");
+  if (c != std::floor(c)) throw NotCovered{};
+  ClassId x = l.T("self");
+  return One(l.Op("or", {l.Op("lt", {x, l.Fl(c)}), l.Op("ge", {x, l.Fl(c + 1.0)})}));
+}
+
+// where(cond, x, v) with v a known scalar and cond of x's shape: masked_fill(x, not(cond), v).
+Outputs WhereScalarOther(const LowerContext& l) {
+  const TensorType& x = l.InType("self");
+  const TensorType& cond = l.InType("condition");
+  if (x != l.OutType() || cond.shape != x.shape || cond.dtype != ir::DType::kBool) {
+    throw NotCovered{};
+  }
+  return One(
+      l.Op("masked_fill", {l.T("self"), l.Op("not", {l.T("condition")}), l.Scalar("other")}));
+}
+
+// gather(x, d, ids) along x's last dim d with ids [L..., 1] for x [L..., V]: one element per row,
+// out[..., 0] = x[..., ids[..., 0]], i.e. pick(x, ids without its last dim) with the 1 put back.
+Outputs Gather(const LowerContext& l) {
+  if (!l.IsNone("sparse_grad") && l.I("sparse_grad") != 0) throw NotCovered{};
+  const TensorType& x = l.InType("self");
+  const TensorType& ids = l.InType("index");
+  if (x.shape.size() < 2 || l.Dim(l.I("dim")) != static_cast<int64_t>(x.shape.size()) - 1) {
+    throw NotCovered{};
+  }
+  if (ids.dtype != ir::DType::kInt64 && ids.dtype != ir::DType::kInt32) throw NotCovered{};
+  if (ids.shape.size() != x.shape.size() || ids.shape.back() != ir::Dim(1)) throw NotCovered{};
+  std::vector<ClassId> lead{l.T("index")};
+  for (size_t i = 0; i + 1 < x.shape.size(); ++i) {
+    if (!x.shape[i].is_static() || ids.shape[i] != x.shape[i]) throw NotCovered{};
+    lead.push_back(l.N(x.shape[i].value()));
+  }
+  return One(l.ReshapeTo(l.Op("pick", {l.T("self"), l.Op("reshape", std::move(lead))}), 0));
+}
+
 Outputs NativeDropout(const LowerContext& l) {
   double p = l.F("p");
   if (l.IsNone("train") || l.I("train") == 0 || p == 0.0) throw NotCovered{};
@@ -767,6 +816,9 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::sum.default", SumAll},
       {"aten::max.dim", MaxDim},
       {"aten::amax.default", Amax},
+      {"aten::ne.Scalar", NeScalar},
+      {"aten::where.self", WhereScalarOther},
+      {"aten::gather.default", Gather},
       {"aten::embedding.default", Embedding},
       {"aten::masked_fill.Scalar", MaskedFill},
       {"aten::native_dropout.default", NativeDropout},

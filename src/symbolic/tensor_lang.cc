@@ -450,7 +450,9 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
     }
     case TensorRule::kReduceAll: {
       if (!type_of(0)) return fail("operand is not a tensor");
-      return TensorType{type_of(0)->dtype, {}};
+      // as torch.sum: bools and integers sum to int64 (a count of kept targets)
+      DType dtype = type_of(0)->dtype;
+      return TensorType{ir::IsFloatingPoint(dtype) ? dtype : DType::kInt64, {}};
     }
     case TensorRule::kEmbedding: {
       const auto& w = type_of(0);
