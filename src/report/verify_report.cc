@@ -180,13 +180,17 @@ void AppendEvidence(std::ostringstream& out, const symbolic::NumericEvidence& ev
   out << "\nnumeric evidence\n";
   AppendRow(out, "run", evidence.how);
   if (!evidence.error.empty()) {
-    AppendRow(out, "not run", evidence.error);
+    AppendRow(out, "no evidence", evidence.error);
     return;
   }
-  AppendRow(out, "outputs",
-            std::to_string(evidence.outputs_agreeing) + " of " +
-                std::to_string(evidence.outputs_checked) + " expected relations hold");
+  std::string outputs = std::to_string(evidence.outputs_agreeing) + " of " +
+                        std::to_string(evidence.outputs_checked) + " expected relations hold";
+  if (evidence.outputs_unevaluated > 0) {
+    outputs += ", " + std::to_string(evidence.outputs_unevaluated) + " not evaluated";
+  }
+  AppendRow(out, "outputs", outputs);
   for (const std::string& c : evidence.counterexamples) AppendRow(out, "differs", c);
+  for (const std::string& c : evidence.marginal) AppendRow(out, "marginal", c);
   for (const std::string& c : evidence.classification) AppendRow(out, "equals", c);
 }
 
@@ -197,7 +201,9 @@ nlohmann::ordered_json EvidenceJson(const symbolic::NumericEvidence& evidence) {
                                       : nlohmann::ordered_json(evidence.error);
   j["outputs_checked"] = evidence.outputs_checked;
   j["outputs_agreeing"] = evidence.outputs_agreeing;
+  j["outputs_unevaluated"] = evidence.outputs_unevaluated;
   j["counterexamples"] = evidence.counterexamples;
+  j["marginal"] = evidence.marginal;
   j["classification"] = evidence.classification;
   return j;
 }

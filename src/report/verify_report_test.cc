@@ -148,10 +148,39 @@ TEST(VerifyReportText, NumericEvidenceDecidesAndIsShown) {
   symbolic::VerifyResult unknown = run.result;
   symbolic::ApplyNumericEvidence(&unknown, agrees);
   EXPECT_EQ(unknown.verdict, symbolic::Verdict::kUnknown);
-  EXPECT_NE(unknown.summary.find("2 of 2 expected output relations hold and none fails: a lemma "
-                                 "is likely missing"),
+  EXPECT_NE(unknown.summary.find("2 of 2 expected output relations hold: a lemma is likely missing"),
             std::string::npos)
       << unknown.summary;
+
+  // A difference within kDecisiveExcess of the tolerance is reported, not a VIOLATION.
+  symbolic::NumericEvidence marginal;
+  marginal.how = "seed 0";
+  marginal.outputs_checked = 2;
+  marginal.outputs_agreeing = 1;
+  marginal.marginal = {"y == y@0: max |S-D| 1.2e-07; 1.19x its tolerance"};
+  symbolic::VerifyResult suspicious = run.result;
+  symbolic::ApplyNumericEvidence(&suspicious, marginal);
+  EXPECT_EQ(suspicious.verdict, symbolic::Verdict::kUnknown);
+  EXPECT_NE(suspicious.summary.find("1.19x its tolerance: beyond the rounding model's tolerance, "
+                                    "but by less than 4x: not evidence"),
+            std::string::npos)
+      << suspicious.summary;
+  EXPECT_NE(FormatVerifyText(suspicious, run.s_graph, run.d_program, run.info)
+                .find("  marginal      y == y@0: max |S-D| 1.2e-07; 1.19x its tolerance\n"),
+            std::string::npos);
+
+  // A limit with agreeing outputs does not blame a lemma; unevaluated outputs are counted.
+  symbolic::VerifyResult limited = run.result;
+  limited.unknown_cause = symbolic::UnknownCause::kLimit;
+  symbolic::NumericEvidence partial = agrees;
+  partial.outputs_agreeing = 1;
+  partial.outputs_unevaluated = 1;
+  symbolic::ApplyNumericEvidence(&limited, partial);
+  EXPECT_EQ(limited.verdict, symbolic::Verdict::kUnknown);
+  EXPECT_NE(limited.summary.find("1 of 2 expected output relations hold, 1 could not be evaluated"),
+            std::string::npos)
+      << limited.summary;
+  EXPECT_EQ(limited.summary.find("lemma is likely missing"), std::string::npos);
 
   symbolic::NumericEvidence failed;
   failed.how = "seed 0";
@@ -160,7 +189,7 @@ TEST(VerifyReportText, NumericEvidenceDecidesAndIsShown) {
   symbolic::ApplyNumericEvidence(&still, failed);
   EXPECT_EQ(still.verdict, symbolic::Verdict::kUnknown);
   EXPECT_NE(FormatVerifyText(still, run.s_graph, run.d_program, run.info)
-                .find("  not run       no kernel for aten::foo\n"),
+                .find("  no evidence   no kernel for aten::foo\n"),
             std::string::npos);
 
   // REFINES is never changed by evidence.

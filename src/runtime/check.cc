@@ -358,7 +358,11 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
                 std::sqrt(values.square().sum().item<double>() / static_cast<double>(count));
           }
         }
-        sigma = std::max(sigma, u * rms);
+        if (u * rms > sigma) {
+          // The floor: one rounding of the tensor's RMS, so the typical element is the RMS one.
+          sigma = u * rms;
+          magnitude = rms;
+        }
         // S and D each carry their own rounding: the difference of two independent noises of
         // spread sigma has spread sqrt(2) sigma.
         tolerance = TailFactor(value.numel()) * std::sqrt(2.0) * sigma;

@@ -35,6 +35,10 @@ std::string RelationFigures(const RelationCheck& c) {
   std::string text = "max |S-D| " + Number(m.max_abs_error) + " (rel " + Number(m.max_rel_error) +
                      " of max |S| " + Number(m.expected_scale) + "), tolerance " +
                      Number(m.tolerance);
+  if (m.holds && m.tolerance_at_worst != m.tolerance) {
+    text += " (" + Number(m.tolerance_at_worst) + " at the largest difference, where |S| is above "
+            "the RMS " + Number(m.magnitude) + ")";
+  }
   if (!m.holds) {
     text += "; worst at " + IndexText(m.worst_index) + ": S " + Number(m.expected_at_worst) +
             ", D " + Number(m.actual_at_worst);

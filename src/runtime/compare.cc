@@ -1,5 +1,6 @@
 #include "runtime/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -23,6 +24,13 @@ std::vector<int64_t> MultiIndex(int64_t flat, at::IntArrayRef sizes) {
     flat /= sizes[static_cast<size_t>(d)];
   }
   return index;
+}
+
+// The tolerance of an element of S value `expected` (c.magnitude > 0): the plain one up to the
+// magnitude, proportionally more above it; non-finite values get the plain one.
+double ScaledTolerance(const Comparison& c, double expected) {
+  if (!std::isfinite(expected)) return c.tolerance;
+  return c.tolerance * std::max(1.0, std::abs(expected) / c.magnitude);
 }
 
 double RelativeError(double max_abs_error, double scale) {
@@ -129,7 +137,10 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
     // Against the unscaled tolerance: every element within it is within its own; otherwise the
     // ATen path below counts with the scaled ones.
     std::optional<Comparison> fused = CompareWithKernel(expected, actual, c);
-    if (fused && (fused->holds || !scaled)) return *fused;
+    if (fused && (fused->holds || !scaled)) {
+      if (scaled) fused->tolerance_at_worst = ScaledTolerance(*fused, fused->expected_at_worst);
+      return *fused;
+    }
   }
 #endif
   at::ScalarType type = CompareType(expected.scalar_type());
@@ -154,15 +165,13 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
         finite_e.nan_to_num(0.0, 0.0, 0.0).div(magnitude).clamp_min(1.0).mul(tolerance);
     at::Tensor beyond = diff.gt(allowed);
     c.out_of_tolerance = beyond.sum().item<int64_t>();
-    if (c.out_of_tolerance > 0) {
-      worst = diff.div(allowed).argmax().item<int64_t>();
-      c.tolerance_at_worst = allowed[worst].item<double>();
-    }
+    if (c.out_of_tolerance > 0) worst = diff.div(allowed).argmax().item<int64_t>();
   } else {
     c.out_of_tolerance = diff.gt(tolerance).sum().item<int64_t>();
   }
   c.expected_at_worst = e[worst].item<double>();
   c.actual_at_worst = a[worst].item<double>();
+  if (scaled) c.tolerance_at_worst = ScaledTolerance(c, c.expected_at_worst);
   c.worst_index = MultiIndex(worst, expected.sizes());
   c.holds = c.out_of_tolerance == 0;
   return c;

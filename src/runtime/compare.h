@@ -24,7 +24,7 @@ struct Comparison {
   double actual_at_worst = 0;
   double tolerance = 0;           // the absolute tolerance applied (to elements up to `magnitude`)
   double magnitude = 0;           // above it, an element's tolerance grows with |S| (0: never)
-  double tolerance_at_worst = 0;  // the worst element's own tolerance when one fails
+  double tolerance_at_worst = 0;  // the worst element's own tolerance
 };
 
 // The dtype differences are computed in: float32 for 16-bit floats (exact for their values,

@@ -1,5 +1,7 @@
 #include "runtime/verify_evidence.h"
 
+#include <cmath>
+#include <cstdio>
 #include <exception>
 #include <optional>
 #include <string>
@@ -9,6 +11,26 @@
 #include "runtime/executor.h"
 
 namespace gg::runtime {
+namespace {
+
+// How many times its own tolerance the worst element differs (infinite for a NaN on one side or
+// any difference of an exact dtype).
+double ToleranceExcess(const Comparison& c) {
+  if (c.nan_mismatches > 0) return INFINITY;
+  double diff = std::abs(c.actual_at_worst - c.expected_at_worst);
+  if (std::isnan(diff)) return INFINITY;
+  if (c.tolerance_at_worst <= 0) return diff > 0 ? INFINITY : 0.0;
+  return diff / c.tolerance_at_worst;
+}
+
+std::string ExcessText(double excess) {
+  if (std::isinf(excess)) return "beyond any multiple of";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3gx", excess);
+  return buffer;
+}
+
+}  // namespace
 
 symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
                                                const ir::Program& d_program,
@@ -41,6 +63,15 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
     evidence.error = ErrorText(e);
     return evidence;
   }
+  // An assumed relation (a cut point) that does not hold makes the spec's premise false: the
+  // outputs may then differ without D being wrong.
+  for (const RelationCheck& c : result.checks) {
+    if (c.kind != RelationKind::kAssumed || c.holds()) continue;
+    evidence.error = "the spec's assumed relation " +
+                     symbolic::RelationToString(c.relation, s_graph) +
+                     " does not hold numerically (" + RelationFigures(c) + ")";
+    return evidence;
+  }
   if (!result.d_failure.empty()) {
     evidence.counterexamples.push_back("D fails on inputs S runs on: " + result.d_failure);
   }
@@ -49,9 +80,19 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
     ++evidence.outputs_checked;
     if (c.holds()) {
       ++evidence.outputs_agreeing;
-    } else if (c.error.empty()) {
-      evidence.counterexamples.push_back(symbolic::RelationToString(c.relation, s_graph) + ": " +
-                                         RelationFigures(c));
+      continue;
+    }
+    if (!c.error.empty()) {
+      ++evidence.outputs_unevaluated;
+      continue;
+    }
+    double excess = ToleranceExcess(c.comparison);
+    std::string text = symbolic::RelationToString(c.relation, s_graph) + ": " + RelationFigures(c) +
+                       "; " + ExcessText(excess) + " its tolerance";
+    if (excess >= symbolic::kDecisiveExcess) {
+      evidence.counterexamples.push_back(std::move(text));
+    } else {
+      evidence.marginal.push_back(std::move(text));
     }
   }
   for (const auto& [ref, classification] : result.classifications) {

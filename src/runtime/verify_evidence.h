@@ -1,8 +1,11 @@
 // Verify evidence: the numeric evidence `graphguard verify` asks for when the symbolic engine
 // leaves a verdict UNKNOWN (symbolic::NumericEvidence, ApplyNumericEvidence): the check of the
 // spec's expected outputs on one seed (check.h), with the S tensors where the proof stopped
-// classified by fingerprints (fingerprint_match.h). An expected output that fails is a
-// counterexample; a match of the stopping tensor points at a missing lemma.
+// classified by fingerprints (fingerprint_match.h). An expected output whose worst element is
+// symbolic::kDecisiveExcess times its tolerance or more (or NaN on one side), or D failing where S
+// runs, is a counterexample; a smaller excess is only reported (marginal); an assumed relation of
+// the spec that fails numerically leaves no evidence (error). A match of the stopping tensor
+// points at a missing lemma.
 #pragma once
 
 #include <cstdint>

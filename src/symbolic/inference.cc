@@ -759,20 +759,33 @@ std::string_view UnknownCauseName(UnknownCause cause) {
 
 void ApplyNumericEvidence(VerifyResult* result, NumericEvidence evidence) {
   if (result->verdict == Verdict::kRefines) return;
+  std::string numerically = "; numerically (" + evidence.how + ") ";
   if (!evidence.error.empty()) {
-    result->summary += "; the numeric check could not run: " + evidence.error;
+    result->summary += "; no numeric evidence: " + evidence.error;
   } else if (!evidence.counterexamples.empty()) {
     // A counterexample is a difference of values, whatever stopped the proof.
     result->verdict = Verdict::kViolation;
-    result->summary += "; numerically (" + evidence.how + ") " + evidence.counterexamples.front();
+    result->summary += numerically + evidence.counterexamples.front();
     if (evidence.counterexamples.size() > 1) {
       result->summary += " (+" + std::to_string(evidence.counterexamples.size() - 1) + " more)";
     }
+  } else if (!evidence.marginal.empty()) {
+    result->summary += numerically + evidence.marginal.front() +
+                       ": beyond the rounding model's tolerance, but by less than " +
+                       std::to_string(static_cast<int>(kDecisiveExcess)) +
+                       "x: not evidence (try more seeds with graphguard check)";
   } else {
-    result->summary += "; numerically (" + evidence.how + ") " +
-                       std::to_string(evidence.outputs_agreeing) + " of " +
-                       std::to_string(evidence.outputs_checked) +
-                       " expected output relations hold and none fails: a lemma is likely missing";
+    std::string counts = std::to_string(evidence.outputs_agreeing) + " of " +
+                         std::to_string(evidence.outputs_checked) +
+                         " expected output relations hold";
+    if (evidence.outputs_unevaluated > 0) {
+      result->summary += numerically + counts + ", " +
+                         std::to_string(evidence.outputs_unevaluated) + " could not be evaluated";
+    } else if (result->unknown_cause == UnknownCause::kNoRelation) {
+      result->summary += numerically + counts + ": a lemma is likely missing";
+    } else {
+      result->summary += numerically + counts;
+    }
   }
   result->evidence = std::move(evidence);
 }
