@@ -37,9 +37,10 @@ const char kVerifyHelp[] =
     "runs S and D on random inputs (as 'graphguard check --seed N' does, at the same sizes): an\n"
     "expected output that differs makes it a VIOLATION with that counterexample; outputs that\n"
     "agree leave it UNKNOWN (a lemma is likely missing) and say what the stopping S tensor equals\n"
-    "numerically. A difference under 4x its rounding tolerance is reported, not called a\n"
-    "VIOLATION. The run is not bounded by --timeout-ms and uses the sizes verify used (--resize\n"
-    "makes it smaller). --no-numeric skips it (reports then depend on the symbolic engine only).\n"
+    "numerically. A difference in at most 3 elements, under 4x their rounding tolerance, is\n"
+    "reported, not called a VIOLATION. The run is not bounded by --timeout-ms and uses the\n"
+    "sizes verify used (--resize makes it smaller). --no-numeric skips it (reports then depend\n"
+    "on the symbolic engine only).\n"
     "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN.\n"
     "The JSON report (--json) follows docs/report-format.md.";
 

@@ -89,7 +89,8 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
     double excess = ToleranceExcess(c.comparison);
     std::string text = symbolic::RelationToString(c.relation, s_graph) + ": " + RelationFigures(c) +
                        "; " + ExcessText(excess) + " its tolerance";
-    if (excess >= symbolic::kDecisiveExcess) {
+    if (excess >= symbolic::kDecisiveExcess ||
+        c.comparison.out_of_tolerance > symbolic::kMarginalElements) {
       evidence.counterexamples.push_back(std::move(text));
     } else {
       evidence.marginal.push_back(std::move(text));

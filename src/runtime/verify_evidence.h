@@ -2,8 +2,9 @@
 // leaves a verdict UNKNOWN (symbolic::NumericEvidence, ApplyNumericEvidence): the check of the
 // spec's expected outputs on one seed (check.h), with the S tensors where the proof stopped
 // classified by fingerprints (fingerprint_match.h). An expected output whose worst element is
-// symbolic::kDecisiveExcess times its tolerance or more (or NaN on one side), or D failing where S
-// runs, is a counterexample; a smaller excess is only reported (marginal); an assumed relation of
+// symbolic::kDecisiveExcess times its tolerance or more, or that fails in more than
+// symbolic::kMarginalElements elements (or by NaN on one side), or D failing where S runs, is a
+// counterexample; a narrow and small excess is only reported (marginal); an assumed relation of
 // the spec that fails numerically leaves no evidence (error). A match of the stopping tensor
 // points at a missing lemma.
 #pragma once

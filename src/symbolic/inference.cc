@@ -771,7 +771,8 @@ void ApplyNumericEvidence(VerifyResult* result, NumericEvidence evidence) {
     }
   } else if (!evidence.marginal.empty()) {
     result->summary += numerically + evidence.marginal.front() +
-                       ": beyond the rounding model's tolerance, but by less than " +
+                       ": beyond the rounding model's tolerance in at most " +
+                       std::to_string(kMarginalElements) + " elements by less than " +
                        std::to_string(static_cast<int>(kDecisiveExcess)) +
                        "x: not evidence (try more seeds with graphguard check)";
   } else {

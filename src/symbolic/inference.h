@@ -109,11 +109,14 @@ enum class UnknownCause {
 };
 std::string_view UnknownCauseName(UnknownCause cause);  // "limit", "no-relation", "conflict"
 
-// The rounding tolerance of the numeric check is a model (tolerance.h), not a bound: a difference
-// beyond it by less than this factor is reported, never called a VIOLATION. The model has missed
-// the noise of accumulations by up to 1.2x; the bug benchmark's counterexamples exceed it by
-// 876x to 840000x (tests/bugs/README.md).
+// The rounding tolerance of the numeric check is a model (tolerance.h), not a bound. Its known
+// misses were isolated: 1 to 3 elements of an accumulation beyond it by at most 1.2x. A failure
+// confined to at most kMarginalElements elements, each within kDecisiveExcess times its
+// tolerance, is reported, never called a VIOLATION. Real differences are wide or far: the bug
+// benchmark's exceed the tolerance by 876x to 840000x, a seeded one-column shift of Qwen2's
+// rotary scatter (bf16) by 2.1x in 598 elements.
 inline constexpr double kDecisiveExcess = 4.0;
+inline constexpr int64_t kMarginalElements = 3;
 
 // What a run of S and D on random inputs said about an UNKNOWN verdict (gathered by the numeric
 // engine, runtime/; the core only records it and decides with it, see ApplyNumericEvidence).
@@ -121,11 +124,13 @@ struct NumericEvidence {
   std::string how;    // "graphguard check, seed 0, cpu"
   std::string error;  // no evidence: the run could not be made, or an assumed relation of the
                       // spec does not hold numerically (a false premise, not a difference of D)
-  // Counterexamples: expected output relations that fail by at least kDecisiveExcess times their
-  // tolerance, or by NaN on one side ("y == y@0: max |S-D| 3.1 ...; 1.2e+05x its tolerance"), or
-  // D failing on inputs S runs on. Any makes a VIOLATION.
+  // Counterexamples: expected output relations that fail in more than kMarginalElements elements,
+  // or by at least kDecisiveExcess times their tolerance, or by NaN on one side ("y == y@0: max
+  // |S-D| 3.1 ...; 1.2e+05x its tolerance"), or D failing on inputs S runs on. Any makes a
+  // VIOLATION.
   std::vector<std::string> counterexamples;
-  // Expected output relations beyond their tolerance by less than kDecisiveExcess.
+  // Expected output relations beyond their tolerance in at most kMarginalElements elements, by
+  // less than kDecisiveExcess.
   std::vector<std::string> marginal;
   size_t outputs_checked = 0;      // expected output relations
   size_t outputs_agreeing = 0;     // ... of which hold numerically
