@@ -77,6 +77,7 @@ struct OpTraits {
   bool random = false;         // draws random numbers (native_dropout)
   bool custom = false;         // not an ATen core op (apex, vLLM, capture markers)
   bool nondeterministic_init = false;  // empty/empty_like: contents unspecified
+  bool metadata_only = false;  // zeros_like/new_zeros/...: reads only its tensors' shape and dtype
 };
 
 // What a shape rule sees.

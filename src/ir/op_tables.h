@@ -23,6 +23,7 @@ inline OpTraits None() { return {}; }
 inline OpTraits Custom() { return {.custom = true}; }
 inline OpTraits Random() { return {.random = true}; }
 inline OpTraits NondeterministicInit() { return {.nondeterministic_init = true}; }
+inline OpTraits MetadataOnly() { return {.metadata_only = true}; }
 inline OpTraits Collective(CollectiveKind kind, std::string group_arg, std::string reduce_op_arg,
                            bool custom = false) {
   return {.collective = kind,

@@ -41,6 +41,9 @@ std::map<int64_t, at::Tensor> MakeLeaves(const SelfTestCase& c, uint64_t seed) {
       case SelfTestLeaf::Kind::kIndex:
         leaves[static_cast<int64_t>(id)] = at::randint(0, spec.index_bound, shape, at::kLong);
         break;
+      case SelfTestLeaf::Kind::kLhsValue:  // its term over the leaves before it
+        leaves[static_cast<int64_t>(id)] = std::get<at::Tensor>(EvalTerm(spec.term, leaves));
+        break;
     }
   }
   return leaves;

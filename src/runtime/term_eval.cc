@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/op_kernels.h"
 #include "symbolic/tensor_lang.h"
 
 namespace gg::runtime {
@@ -123,6 +124,7 @@ class Evaluator {
     if (op == "rsqrt") return at::rsqrt(T(n, 0));
     if (op == "tanh") return at::tanh(T(n, 0));
     if (op == "gelu") return at::gelu(T(n, 0));
+    if (op == "gelu_grad") return at::gelu_backward(at::ones_like(T(n, 0)), T(n, 0));
     if (op == "silu") return at::silu(T(n, 0));
     if (op == "relu") return at::relu(T(n, 0));
     if (op == "sigmoid") return at::sigmoid(T(n, 0));
@@ -147,9 +149,33 @@ class Evaluator {
     if (op == "rope") return Rope(T(n, 0), T(n, 1), T(n, 2), I(n, 3), I(n, 4) != 0);
     if (op == "attention") return Attention(T(n, 0), T(n, 1), T(n, 2));
     if (op == "masked_fill") return at::masked_fill(T(n, 0), T(n, 1), F(n, 2));
-    if (op == "embedding") return at::embedding(T(n, 0), T(n, 1));
+    if (op == "embedding") {
+      // Rows of an n-d weight [E, ...] (at::embedding takes 2-d tables only): ids.shape + w[1:].
+      at::Tensor w = T(n, 0), ids = T(n, 1);
+      if (w.dim() == 2) return at::embedding(w, ids);
+      std::vector<int64_t> shape(ids.sizes().begin(), ids.sizes().end());
+      shape.insert(shape.end(), w.sizes().begin() + 1, w.sizes().end());
+      return at::index_select(w, 0, ids.reshape({-1})).reshape(shape);
+    }
     if (op == "pick") return at::gather(T(n, 0), -1, T(n, 1).unsqueeze(-1)).squeeze(-1);
     if (op == "or") return at::logical_or(T(n, 0), T(n, 1));
+    if (op == "onehot") {
+      return at::one_hot(T(n, 0), I(n, 1)).to(ToAten(static_cast<ir::DType>(I(n, 2))));
+    }
+    if (op == "embedding_bwd") {
+      at::Tensor g = T(n, 0), ids = T(n, 1);
+      if (g.dim() == ids.dim() + 1) return at::embedding_dense_backward(g, ids, I(n, 2), -1, false);
+      // g [ids..., rest...] of an n-d weight's lookup: rows summed into [rows, rest...].
+      std::vector<int64_t> rest(g.sizes().begin() + ids.dim(), g.sizes().end());
+      std::vector<int64_t> flat{-1}, out{I(n, 2)};
+      flat.insert(flat.end(), rest.begin(), rest.end());
+      out.insert(out.end(), rest.begin(), rest.end());
+      return at::zeros(out, g.options()).index_add_(0, ids.reshape({-1}), g.reshape(flat));
+    }
+    if (op == "full") {
+      return at::full(Ints(n, 2), F(n, 0),
+                      at::TensorOptions().dtype(ToAten(static_cast<ir::DType>(I(n, 1)))));
+    }
     if (op == "dropout_mask") {
       // The modelled mask: a fixed pseudo-random function of each element and p (tensor_lang.cc).
       at::Tensor x = T(n, 0).to(at::kDouble);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <set>
@@ -31,12 +33,14 @@ const ir::OpInfo* InfoOf(const ir::Node& node) {
 }
 
 // Nodes whose value depends on no graph input's value: factories, constants, buffers with
-// unspecified contents (empty_like reads only its input's shape), and operators reading only such
-// nodes (lift_fresh_copy of a constant). They need no relation: their own term stands for them.
+// unspecified contents (empty_like reads only its input's shape), metadata-only factories
+// (zeros_like, new_zeros, ones_like: a constant shaped like another tensor) and operators reading
+// only such nodes (lift_fresh_copy of a constant). They need no relation: their own term stands
+// for them.
 bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth = 0) {
   if (node.kind == ir::NodeKind::kInput) return false;
   const ir::OpInfo* info = InfoOf(node);
-  if (info && info->traits.nondeterministic_init) return true;
+  if (info && (info->traits.nondeterministic_init || info->traits.metadata_only)) return true;
   if (depth >= 4) return node.TensorInputs().empty();
   for (TensorRef in : node.TensorInputs()) {
     if (!InputFree(graph, graph.node(in.node), depth + 1)) return false;
@@ -245,7 +249,9 @@ class LocalGraph {
         options_(options),
         lang_(TensorLanguage::Get()),
         egraph_(lang_.ops()) {
-    analysis_ = &egraph_.AddAnalysis(std::make_unique<TensorAnalysis>(leaves_));
+    TensorAnalysis& analysis = egraph_.AddAnalysis(std::make_unique<TensorAnalysis>(leaves_));
+    analysis.set_world_size(d_program.world_size());
+    analysis_ = &analysis;
   }
 
   EGraph& egraph() { return egraph_; }
@@ -423,6 +429,15 @@ class LocalGraph {
 
   // The class of an S tensor produced by an input-free S node (factories): its own term.
   std::optional<ClassId> LowerInputFreeS(ir::NodeId id) {
+    // Input-free producers of its inputs first (a constant's expand read by a div): the whole
+    // input-free chain is then one term, congruent with D's same chain.
+    for (TensorRef in : s_graph_.node(id).TensorInputs()) {
+      const ir::Node& producer = s_graph_.node(in.node);
+      if (!HasSLeaf(in) && producer.kind == ir::NodeKind::kOperator &&
+          InputFree(s_graph_, producer)) {
+        LowerInputFreeS(in.node);
+      }
+    }
     LoweredNode lowered = LowerNode(
         egraph_, *analysis_, s_graph_, id, [&](TensorRef r) { return SLeaf(r); },
         "S:" + std::to_string(id), constants_);
@@ -530,6 +545,15 @@ class LocalGraph {
         outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
       }
     } else {
+      // Input-free producers (constants and their expands) are lowered too, whatever their hop:
+      // their terms are what makes S's and D's uses of the same constant congruent.
+      for (TensorRef in : node.TensorInputs()) {
+        const ir::Node& producer = g.node(in.node);
+        if (HopOf(rank, in) < 0 && producer.kind == ir::NodeKind::kOperator &&
+            InputFree(g, producer) && producer.outputs[in.output].type) {
+          AddD(rank, in.node, 0);
+        }
+      }
       std::set<ClassId> input_classes;
       LoweredNode lowered = LowerNode(
           egraph_, *analysis_, g, id,
@@ -695,7 +719,9 @@ std::vector<bool> NeededNodes(const ir::Graph& s_graph, const SpecResult& spec) 
     stack.pop_back();
     if (needed[id]) continue;
     needed[id] = true;
-    if (cut.count(id)) continue;
+    // An input-free node's value reads none of its inputs' values (ones_like(loss)): they are
+    // not needed for it.
+    if (cut.count(id) || InputFree(s_graph, s_graph.node(id))) continue;
     for (TensorRef in : s_graph.node(id).TensorInputs()) stack.push_back(in.node);
   }
   return needed;
@@ -821,7 +847,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   // Which outputs of each S node matter: consumed by a needed node, or expected.
   std::set<TensorRef> wanted;
   for (size_t id = 0; id < s_graph.nodes.size(); ++id) {
-    if (!needed[id]) continue;
+    if (!needed[id] || InputFree(s_graph, s_graph.nodes[id])) continue;
     for (TensorRef in : s_graph.nodes[id].TensorInputs()) wanted.insert(in);
   }
   for (const Relation& r : spec.expected_outputs) wanted.insert(r.s_tensor);
@@ -1013,6 +1039,11 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
         a.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
       }
       outcome.stop = report.stop;
+      // Debugging aid for lemma authors: GG_DUMP_EGRAPH=<S node name> prints that operator's
+      // saturated local e-graph (every search of it) to stderr.
+      if (const char* dump = std::getenv("GG_DUMP_EGRAPH"); dump != nullptr && node.name == dump) {
+        std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
+      }
       outcome.iterations = report.iterations;
       outcome.egraph_nodes = local.egraph().NumNodes();
       outcome.egraph_classes = local.egraph().NumClasses();

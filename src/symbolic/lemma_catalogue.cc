@@ -331,11 +331,16 @@ std::vector<std::string> SplitTopLevel(const std::string& text, char sep) {
 }
 
 struct VarSpec {
-  enum class Kind { kTensor, kFlt, kInt, kIntList, kRandomInt } kind = Kind::kTensor;
+  // kCopies: a list whose every element is the (earlier) variable `value` (`?xs: copies(?x)`),
+  // for lemmas about a concat of one piece repeated (expand's broadcast, see lowering.cc).
+  enum class Kind { kTensor, kFlt, kInt, kIntList, kRandomInt, kCopies } kind = Kind::kTensor;
   SelfTestLeaf::Kind leaf = SelfTestLeaf::Kind::kReal;
   std::string bound;                // index(v)
   std::vector<std::string> dims;    // tensor dims / integer list items
   std::string value, lo, hi;        // kInt value; kRandomInt range
+  // A list of sections * W elements (`?xs: [a, m] x2`): per-section pieces of every rank, as a
+  // flat concat/sum of a fused weight's sections holds them (element symbols repeat per section).
+  int64_t sections = 1;
 };
 
 }  // namespace
@@ -348,6 +353,7 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
   // Parse the clauses (in order: integer variables may refer to earlier ones).
   std::vector<std::pair<std::string, VarSpec>> vars;
   std::vector<std::string> also;
+  std::vector<std::string> leaf_terms;  // `leaf TERM`: TERM's class also holds a leaf (D's tensor)
   std::pair<int64_t, int64_t> world_range{1, 8};
   for (const std::string& clause : SplitTopLevel(lemma.tests[test_index], ';')) {
     auto range_of = [&](const std::string& text) {
@@ -357,6 +363,10 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
     };
     if (clause.rfind("also ", 0) == 0) {
       also.push_back(Trim(clause.substr(5)));
+      continue;
+    }
+    if (clause.rfind("leaf ", 0) == 0) {
+      leaf_terms.push_back(Trim(clause.substr(5)));
       continue;
     }
     if (clause[0] != '?') {  // `W in lo..hi` or `sym in lo..hi`
@@ -385,11 +395,20 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       std::string type = Trim(rest.substr(1));
       if (type == "flt") {
         spec.kind = VarSpec::Kind::kFlt;
+      } else if (type.rfind("copies(?", 0) == 0 && type.back() == ')') {
+        spec.kind = VarSpec::Kind::kCopies;
+        spec.value = type.substr(8, type.size() - 9);
       } else {
         if (type.rfind("bool", 0) == 0) {
           spec.leaf = SelfTestLeaf::Kind::kBool;
           type = Trim(type.substr(4));
-        } else if (type.rfind("index(", 0) == 0) {
+        }
+        if (size_t x = type.rfind("] x"); x != std::string::npos && x + 3 < type.size()) {
+          spec.sections = std::stoll(type.substr(x + 3));
+          if (spec.sections < 1) draw.Fail("bad section count in '" + clause + "'");
+          type = Trim(type.substr(0, x + 1));
+        }
+        if (type.rfind("index(", 0) == 0) {
           // the bound may hold parentheses itself (index(sum(n))[c]): its ')' is the one before '['
           size_t close = type.rfind(')', type.find('['));
           spec.leaf = SelfTestLeaf::Kind::kIndex;
@@ -427,7 +446,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
   SelfTestCase out;
   out.leaves = std::make_unique<LeafTable>();
   out.graph = std::make_unique<EGraph>(lang.ops());
-  out.analysis = &out.graph->AddAnalysis(std::make_unique<TensorAnalysis>(*out.leaves));
+  TensorAnalysis& analysis = out.graph->AddAnalysis(std::make_unique<TensorAnalysis>(*out.leaves));
+  analysis.set_world_size(draw.world);
+  out.analysis = &analysis;
   EGraph& graph = *out.graph;
 
   std::map<std::string, ClassId> scalars;
@@ -467,7 +488,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
     switch (spec.kind) {
       case VarSpec::Kind::kTensor:
         if (is_list) {
-          for (int64_t i = 0; i < draw.world; ++i) lists[name].push_back(make_leaf(name, spec, i));
+          for (int64_t i = 0; i < draw.world * spec.sections; ++i) {
+            lists[name].push_back(make_leaf(name, spec, i % draw.world));
+          }
         } else {
           scalars[name] = make_leaf(name, spec, -1);
         }
@@ -482,6 +505,12 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
                         : draw.Uniform(draw.Eval(spec.lo, -1), draw.Eval(spec.hi, -1));
         draw.ints[name] = v;
         scalars[name] = graph.Add(lang.Num(v));
+        break;
+      }
+      case VarSpec::Kind::kCopies: {
+        auto it = scalars.find(spec.value);
+        if (it == scalars.end()) draw.Fail("copies of ?" + spec.value + " before it is defined");
+        lists[name].assign(static_cast<size_t>(draw.world), it->second);
         break;
       }
       case VarSpec::Kind::kIntList:
@@ -518,6 +547,23 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
   }
   graph.Rebuild();
   out.lhs = graph.Find(*lhs);
+  // A `leaf TERM` stands for a tensor D computes whole that equals TERM: a leaf whose value the
+  // numeric harness computes from TERM, in TERM's class.
+  for (const std::string& text : leaf_terms) {
+    Pattern p = ParseLhs(text, lang.ops(), lemma.rule.file, lemma.rule.line);
+    auto cls = Instantiate(graph, p, subst_for(p));
+    if (!cls) draw.Fail("cannot instantiate a 'leaf' term");
+    graph.Rebuild();
+    const auto& type = analysis[graph.Find(*cls)].type;
+    std::optional<Extracted> term = Extractor(graph, AstSize()).Extract(graph.Find(*cls));
+    if (!type || !term) draw.Fail("a 'leaf' term must be a well-typed tensor");
+    int32_t id = static_cast<int32_t>(out.leaves->size());
+    TensorLeaf leaf{TensorLeaf::Side::kDist, 0, ir::TensorRef{id, 0}, *type, text};
+    out.leaf_specs.push_back(SelfTestLeaf{SelfTestLeaf::Kind::kLhsValue, 0, text, term->expr});
+    graph.Union(*cls, graph.Add(lang.Tensor(out.leaves->Intern(leaf))));
+    graph.Rebuild();
+    out.lhs = graph.Find(out.lhs);
+  }
 
   // The LHS must match its own instance, with the condition holding (by construction).
   std::vector<Match> matches;

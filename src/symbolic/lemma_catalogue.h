@@ -11,6 +11,9 @@
 //   ?d = 1   ?ss = [a, b*c]   ?s in 0..a-1      integers, integer lists, a random integer
 //   W in 2..8             world-size range (default 1..8);  a in 2..3  size-symbol range (1..4)
 //   also (slice ?x 0 ?s ?e)   an extra term added to the e-graph (for lemmas looking at siblings)
+//   ?xs: [a, m] x2        a list of 2*W tensors (a sum over ranks of k terms per rank)
+//   ?xs: copies(?x)       a list of W copies of ?x (an expand written as a concat of copies)
+//   leaf (concat ?d ?xs...)   a fresh leaf put in that term's class (a tensor D computes whole)
 // Size expressions: integers, symbols `a`, per-element `n*`, one element `n[1]`, `sum(n)`,
 // `W`, integer variables `?s`, with + - * and parentheses.
 #pragma once
@@ -63,10 +66,13 @@ class LemmaCatalogue {
 
 // What a self-test leaf stands for, for the numeric harness that makes its tensor.
 struct SelfTestLeaf {
-  enum class Kind : uint8_t { kReal, kBool, kIndex };
+  // kLhsValue (`leaf TERM` in a signature): a tensor D computes whole, in TERM's class; its value
+  // is `term` (TERM over the leaves made before it).
+  enum class Kind : uint8_t { kReal, kBool, kIndex, kLhsValue };
   Kind kind = Kind::kReal;
   int64_t index_bound = 0;  // kIndex: values in [0, bound)
   std::string name;         // "?xs[2]"
+  RecExpr term;             // kLhsValue
 };
 
 // One draw of one signature: the e-graph holding the LHS instance (and `also` terms) after one

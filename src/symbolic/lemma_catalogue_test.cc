@@ -208,6 +208,24 @@ TEST_F(LemmaGoalTest, RotateHalfOfHeadShardsIsEachRanksRotateHalf) {
   EXPECT_FALSE((*analysis_)[s].conflict);
 }
 
+TEST_F(LemmaGoalTest, MoeGateUpInputGradientIsASumOverRanks) {
+  // Mixtral's fused gate_up experts [E, 2n, k] sharded per rank as [gate_r | up_r]: S's per-token
+  // gather e (the ranks' gathers e_r, sliced into gate and up halves and concatenated) feeds the
+  // input gradient bmm(e^T, [g_gate | g_up]); each rank computes it with its own halves.
+  Leaf("e0", {2, 4, 3});
+  Leaf("e1", {2, 4, 3});
+  for (const char* g : {"g0", "g1", "u0", "u1"}) Leaf(g, {2, 2});
+  ClassId s = Term(
+      "(bmm (transpose (concat 1 (slice $e0 1 0 2) (slice $e1 1 0 2) (slice $e0 1 2 4)"
+      " (slice $e1 1 2 4)) 1 2) (reshape (concat 1 $g0 $g1 $u0 $u1) 2 8 1))");
+  ClassId d = Term(
+      "(sumr (bmm (transpose $e0 1 2) (reshape (concat 1 $g0 $u0) 2 4 1))"
+      " (bmm (transpose $e1 1 2) (reshape (concat 1 $g1 $u1) 2 4 1)))");
+  Saturate();
+  EXPECT_TRUE(Same(s, d));
+  EXPECT_FALSE((*analysis_)[s].conflict);
+}
+
 }  // namespace
 }  // namespace gg::symbolic
 

@@ -181,10 +181,6 @@ bool DimsDiffer(const EGraph& g, const Bindings& b) {
 
 // ?xs and ?ys are concats along ?d with pairwise equal sizes there (equal-splits), inside a
 // concat along another dim ?e (dims-differ): the two concats may be interchanged.
-bool EqualSplitsOtherDim(const EGraph& g, const Bindings& b) {
-  return EqualSplits(g, b) && DimsDiffer(g, b);
-}
-
 // Reducing dim ?e (keepdim ?k) of the pieces ?xs leaves the concat dim ?d, as written, naming
 // the same dim of the result: ?e differs from ?d, and without keepdim the removed dim must not
 // shift ?d (it lies after a non-negative ?d, or before a negative one).
@@ -390,6 +386,59 @@ std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (concat ?e ?xs...) whose every piece holds a concat along one dim d != e with the same piece
+// sizes along d: the grid of pieces transposed, (concat d (concat e x_0j x_1j ...) ...). The first
+// such concat of the first piece fixes d; every other piece must have one on d with its sizes.
+std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2) return std::nullopt;
+  auto first = ShapeOf(g, xs.front());
+  if (!first) return std::nullopt;
+  const size_t rank = first->size();
+  auto e = Norm(IntOf(g, b.Var("e")), rank);
+  if (!e) return std::nullopt;
+  auto sizes_along = [&](const ENode& node, int64_t d) -> std::optional<Shape64> {
+    Shape64 sizes;
+    for (size_t i = 1; i < node.children.size(); ++i) {
+      auto shape = ShapeOf(g, node.children[i]);
+      if (!shape || shape->size() != rank) return std::nullopt;
+      sizes.push_back((*shape)[static_cast<size_t>(d)]);
+    }
+    return sizes;
+  };
+  std::optional<int64_t> d;
+  Shape64 split;
+  std::vector<std::vector<ClassId>> inner;  // each piece's concat children (copied: adding
+                                            // nodes below may move the class's node storage)
+  for (ClassId x : xs) {
+    const ENode* found = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      // two pieces at least: a class holds (concat d x) of itself for any d (concat-one), and
+      // interchanging those would only grow the e-graph
+      if (node.op != Lang().concat || node.children.size() < 3) continue;
+      auto nd = Norm(IntOf(g, node.children[0]), rank);
+      if (!nd || *nd == *e || (d && *nd != *d)) continue;
+      auto sizes = sizes_along(node, *nd);
+      if (!sizes || (d && *sizes != split)) continue;
+      if (!d) {
+        d = nd;
+        split = *sizes;
+      }
+      found = &node;
+      break;
+    }
+    if (found == nullptr) return std::nullopt;
+    inner.emplace_back(found->children.begin() + 1, found->children.end());
+  }
+  std::vector<ClassId> outer{AddNum(g, *d)};
+  for (size_t j = 0; j < split.size(); ++j) {
+    std::vector<ClassId> column{b.Var("e")};
+    for (const auto& pieces : inner) column.push_back(pieces[j]);
+    outer.push_back(AddOp(g, Lang().concat, std::move(column)));
+  }
+  return AddOp(g, Lang().concat, std::move(outer));
+}
+
 // (reshape (concat ?d ?xs...) ?ss...) when the concat dim's pieces survive the reshape: with
 // A = prod(in[:d]), find the first out dim d' with prod(out[:d']) = A such that every piece's
 // block p_i * prod(in[d+1:]) is a whole number q_i of out[d'+1:] blocks. Then (row-major) the
@@ -555,40 +604,212 @@ std::optional<ClassId> SumrInterchange(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(children));
 }
 
+// (concat ?d ?xs...): every piece is the slice of the concat at its offsets, x_i =
+// cat(d, xs)[o_i : o_i + n_i] along d. The union is made here (reason "concat-piece-slice"); the
+// match itself is left alone. It names a piece of a D tensor that D computes whole (a rank's
+// [gate | up] gradient) by a slice of it, which a relation can use; so it is made only for the
+// pieces with no clean expression yet of a concat that is such a tensor (its class holds a leaf
+// and is clean; elsewhere it adds nothing a relation needs, only nodes).
+std::optional<ClassId> ConcatPieceSlices(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2 || !FactsOf(g, b.match().eclass).clean) return std::nullopt;
+  const auto& nodes = g.Nodes(b.match().eclass);
+  if (std::none_of(nodes.begin(), nodes.end(),
+                   [](const ENode& n) { return n.op == Lang().tensor; })) {
+    return std::nullopt;
+  }
+  auto first = ShapeOf(g, xs.front());
+  if (!first) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), first->size());
+  if (!d) return std::nullopt;
+  const ClassId whole = b.match().eclass;
+  int64_t offset = 0;
+  std::vector<std::pair<ClassId, ClassId>> unions;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape) return std::nullopt;
+    const int64_t size = (*shape)[*d];
+    if (!FactsOf(g, x).clean) {
+      unions.emplace_back(
+          x, AddOp(g, Lang().slice,
+                   {whole, AddNum(g, *d), AddNum(g, offset), AddNum(g, offset + size)}));
+    }
+    offset += size;
+  }
+  for (const auto& [piece, slice] : unions) {
+    g.Union(piece, slice, g.InternReason("concat-piece-slice"));
+  }
+  return std::nullopt;
+}
+
+// (sumr ?xs...) of k * W terms, k >= 2, W the world size: the flat sum of a fused weight's k
+// sections' per-rank partial sums, section-major (x_{s*W + r}, as the spec lists such a weight's
+// pieces), regrouped per rank: sum_r sum_s x_{s*W + r} (each rank's own partial sum, which an
+// all_reduce over the ranks then adds). Sums of W terms (plain all_reduces) are left alone.
+std::optional<ClassId> SumrRegroupPerRank(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  const auto& xs = b.List("xs");
+  if (analysis == nullptr) return std::nullopt;
+  const auto world = static_cast<size_t>(analysis->world_size());
+  if (world < 2 || xs.size() < 2 * world || xs.size() % world != 0) return std::nullopt;
+  std::vector<ClassId> per_rank;
+  for (size_t r = 0; r < world; ++r) {
+    std::vector<ClassId> terms;
+    for (size_t i = r; i < xs.size(); i += world) terms.push_back(xs[i]);
+    per_rank.push_back(AddOp(g, Lang().sumr, std::move(terms)));
+  }
+  return AddOp(g, Lang().sumr, std::move(per_rank));
+}
+
 // (embedding (concat 0 ?ws...) ?i), the vocabulary-parallel lookup (Megatron): rank r holds rows
 // [o_r, o_r + n_r) of the table; it masks ids outside them (m_r = i < o_r | i >= o_r + n_r),
 // looks up where(m_r, 0, i - o_r) in its shard, zeroes the masked rows, and the ranks' results
 // are summed. For ids in [0, rows) exactly one rank keeps each row, so the sum is the lookup.
 // Reads ?ws (the shards, 2-d) and ?i (the ids, static shape).
+// The shard of vocabulary rows [offset, offset + rows) as a Megatron-style vocabulary-parallel
+// embedding addresses it: the mask of ids outside (m = i < o | i >= o + n) and the local ids
+// where(m, 0, i - o) (a masked_fill of i - o).
+struct VocabShardIds {
+  ClassId mask, local;
+};
+VocabShardIds VocabShard(EGraph& g, ClassId ids, int64_t offset, int64_t rows) {
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  ClassId mask = AddOp(g, op("or"),
+                       {AddOp(g, op("lt"), {ids, flt(static_cast<double>(offset))}),
+                        AddOp(g, op("ge"), {ids, flt(static_cast<double>(offset + rows))})});
+  ClassId local =
+      AddOp(g, op("masked_fill"),
+            {AddOp(g, op("sub"), {ids, flt(static_cast<double>(offset))}), mask, flt(0.0)});
+  return {mask, local};
+}
+
+// Whether ids are already a shard's local ids, masked_fill(i - o, m, 0) as VocabShard writes them:
+// the vocabulary-parallel splits leave those alone (splitting them again would recurse).
+std::optional<double> NumberOf(const EGraph& g, ClassId id);
+
+bool IsShardLocalIds(const EGraph& g, ClassId ids) {
+  const OpId masked_fill = *Lang().ops().Find("masked_fill");
+  const OpId sub = *Lang().ops().Find("sub");
+  for (const ENode& node : g.Nodes(ids)) {
+    if (node.op != masked_fill) continue;
+    for (const ENode& inner : g.Nodes(node.children[0])) {
+      if (inner.op == sub && NumberOf(g, inner.children[1]) && !TypeOf(g, inner.children[1])) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The id mask extended by a trailing 1 (it then masks whole rows of a lookup [ids..., m]).
+ClassId RowMask(EGraph& g, ClassId mask, const Shape64& id_shape) {
+  std::vector<ClassId> row_mask{mask};
+  for (int64_t d : id_shape) row_mask.push_back(AddNum(g, d));
+  row_mask.push_back(AddNum(g, 1));
+  return AddOp(g, Lang().reshape, std::move(row_mask));
+}
+
 std::optional<ClassId> VocabParallelEmbedding(EGraph& g, const Bindings& b) {
   const auto& ws = b.List("ws");
   ClassId ids = b.Var("i");
   auto id_shape = ShapeOf(g, ids);
   if (!id_shape || ws.empty()) return std::nullopt;
   auto op = [](const char* name) { return *Lang().ops().Find(name); };
-  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
   std::vector<ClassId> parts;
   int64_t offset = 0;
   for (ClassId w : ws) {
     auto shape = ShapeOf(g, w);
     if (!shape || shape->size() != 2) return std::nullopt;
     int64_t rows = (*shape)[0];
-    ClassId mask = AddOp(g, op("or"), {AddOp(g, op("lt"), {ids, flt(static_cast<double>(offset))}),
-                                       AddOp(g, op("ge"), {ids, flt(static_cast<double>(
-                                                                    offset + rows))})});
-    ClassId local = AddOp(g, op("masked_fill"),
-                          {AddOp(g, op("sub"), {ids, flt(static_cast<double>(offset))}), mask,
-                           flt(0.0)});
-    ClassId looked_up = AddOp(g, op("embedding"), {w, local});
-    std::vector<ClassId> row_mask{mask};
-    for (int64_t d : *id_shape) row_mask.push_back(AddNum(g, d));
-    row_mask.push_back(AddNum(g, 1));
+    VocabShardIds shard = VocabShard(g, ids, offset, rows);
+    ClassId looked_up = AddOp(g, op("embedding"), {w, shard.local});
     parts.push_back(AddOp(g, op("masked_fill"),
-                          {looked_up, AddOp(g, Lang().reshape, std::move(row_mask)), flt(0.0)}));
+                          {looked_up, RowMask(g, shard.mask, *id_shape), g.Add(Lang().Flt(0.0))}));
     offset += rows;
   }
   if (parts.size() == 1) return parts.front();
   return AddOp(g, Lang().sumr, std::move(parts));
+}
+
+// (embedding_bwd ?g ?i ?n), the gradient of a vocabulary-parallel embedding's table: rank r's
+// rows [o_r, o_r + n_r) sum g over the positions whose id falls in them, at the local id, i.e.
+// embedding_bwd(masked_fill(g, m_r, 0), where(m_r, 0, i - o_r), n_r), and the table's gradient
+// is their concat. True for any split of the rows; the one taken is torch.chunk's over the
+// world's ranks (ceil(n / W) rows each, the last fewer), the split sharded tables use. Ids that
+// are already a shard's local ids are not split again (the rewrite would recurse).
+std::optional<ClassId> VocabParallelEmbeddingBwd(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  ClassId ids = b.Var("i");
+  auto id_shape = ShapeOf(g, ids);
+  auto n = IntOf(g, b.Var("n"));
+  if (analysis == nullptr || !id_shape || !n || *n < 2) return std::nullopt;
+  // the row mask [ids..., 1] broadcasts over g [ids..., m] only (not an n-d weight's gradient)
+  const auto& g_type = TypeOf(g, b.Var("g"));
+  if (!g_type || g_type->shape.size() != id_shape->size() + 1) return std::nullopt;
+  const int64_t world = analysis->world_size();
+  if (world < 2) return std::nullopt;
+  if (IsShardLocalIds(g, ids)) return std::nullopt;
+  const OpId masked_fill = *Lang().ops().Find("masked_fill");
+  const int64_t chunk = (*n + world - 1) / world;
+  std::vector<ClassId> parts{AddNum(g, 0)};
+  for (int64_t offset = 0; offset < *n; offset += chunk) {
+    int64_t rows = std::min(chunk, *n - offset);
+    VocabShardIds shard = VocabShard(g, ids, offset, rows);
+    ClassId grad = AddOp(g, masked_fill,
+                         {b.Var("g"), RowMask(g, shard.mask, *id_shape), g.Add(Lang().Flt(0.0))});
+    parts.push_back(
+        AddOp(g, *Lang().ops().Find("embedding_bwd"), {grad, shard.local, AddNum(g, rows)}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// ---- lookups of split weights (embedding on a dim other than the rows) ------------------------
+
+// The dim of a lookup's result [ids..., w[1:]...] that dim ?d of the weight w becomes:
+// d + rank(ids) - 1, non-negative as lowering writes dims. Nullopt for d = 0 (the rows the ids
+// pick: a split there is the vocabulary-parallel lemma's) or an unknown rank.
+std::optional<int64_t> LookupDim(const EGraph& g, ClassId w, ClassId ids, ClassId dim) {
+  const auto& wt = TypeOf(g, w);
+  const auto& it = TypeOf(g, ids);
+  if (!wt || !it) return std::nullopt;
+  auto d = Norm(IntOf(g, dim), wt->shape.size());
+  if (!d || *d == 0) return std::nullopt;
+  return *d + static_cast<int64_t>(it->shape.size()) - 1;
+}
+
+// (embedding (concat ?d ?ws...) ?i), d >= 1: a table split by columns, or per-expert weights
+// [E, n, k] split inside each expert (Mixtral's experts sharded like the dense MLP): every piece
+// keeps all rows, so each is looked up alone and the lookups are concatenated on the result's dim.
+std::optional<ClassId> EmbeddingOfConcat(EGraph& g, const Bindings& b) {
+  const auto& ws = b.List("ws");
+  ClassId ids = b.Var("i");
+  if (ws.empty()) return std::nullopt;
+  auto out = LookupDim(g, ws.front(), ids, b.Var("d"));
+  if (!out) return std::nullopt;
+  const OpId embedding = *Lang().ops().Find("embedding");
+  std::vector<ClassId> parts{AddNum(g, *out)};
+  for (ClassId w : ws) parts.push_back(AddOp(g, embedding, {w, ids}));
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (embedding_bwd (concat ?d ?gs...) ?i ?n) with d past the ids' dims (the gradient of a lookup of
+// a weight split on a dim other than its rows): each piece's rows are summed alone, and the
+// results concatenated on the weight's dim d - rank(i) + 1.
+std::optional<ClassId> EmbeddingBwdOfConcat(EGraph& g, const Bindings& b) {
+  const auto& gs = b.List("gs");
+  ClassId ids = b.Var("i");
+  if (gs.empty()) return std::nullopt;
+  const auto& gt = TypeOf(g, gs.front());
+  const auto& it = TypeOf(g, ids);
+  if (!gt || !it) return std::nullopt;
+  const auto id_rank = static_cast<int64_t>(it->shape.size());
+  auto d = Norm(IntOf(g, b.Var("d")), gt->shape.size());
+  if (!d || *d < id_rank) return std::nullopt;
+  const OpId embedding_bwd = *Lang().ops().Find("embedding_bwd");
+  std::vector<ClassId> parts{AddNum(g, *d - id_rank + 1)};
+  for (ClassId piece : gs) parts.push_back(AddOp(g, embedding_bwd, {piece, ids, b.Var("n")}));
+  return AddOp(g, Lang().concat, std::move(parts));
 }
 
 // ---- cross-entropy target logit (pick) -------------------------------------------------------
@@ -905,6 +1126,158 @@ std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(terms));
 }
 
+// ---- constant tensors -------------------------------------------------------------------------
+
+// (slice (full ?v ?t ?ss...) ?d ?s ?e): the same constant with size e - s along d.
+std::optional<ClassId> SliceOfFull(EGraph& g, const Bindings& b) {
+  std::vector<ClassId> sizes = b.List("ss");
+  auto d = Norm(IntOf(g, b.Var("d")), sizes.size());
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  if (!d || !s || !e || *s < 0 || *e < *s) return std::nullopt;
+  sizes[static_cast<size_t>(*d)] = AddNum(g, *e - *s);
+  sizes.insert(sizes.begin(), {b.Var("v"), b.Var("t")});
+  return AddOp(g, *Lang().ops().Find("full"), std::move(sizes));
+}
+
+// (add ?y (full ?z ...)), (sub ?y (full ?z ...)): ?z is the number 0 and the result has exactly
+// ?y's type (the zeros broadcast into ?y's shape and do not promote its dtype).
+bool AddsNothing(const EGraph& g, const Bindings& b) {
+  auto z = NumberOf(g, b.Var("z"));
+  if (!z || *z != 0.0 || TypeOf(g, b.Var("z"))) return false;
+  const auto& root = TypeOf(g, b.match().eclass);
+  const auto& y = TypeOf(g, b.Var("y"));
+  return root && y && *root == *y;
+}
+
+// (op (concat ?d ?x ?xs...) ?y), (op ?y (concat ?d ?x ?xs...)) for a broadcasting binary op: the
+// concat is copies of one piece (every element of ?xs is ?x's class, as expand's lowering writes
+// a broadcast) of size 1 along ?d, and ?x broadcast against the tensor ?y gives the result's shape
+// (?y spans the concat along ?d), so the copies broadcast like the piece itself.
+bool CopiesBroadcast(const EGraph& g, const Bindings& b) {
+  ClassId x = g.Find(b.Var("x"));
+  for (ClassId c : b.List("xs")) {
+    if (g.Find(c) != x) return false;
+  }
+  auto out = RootShape(g, b), xs = ShapeOf(g, x), ys = ShapeOf(g, b.Var("y"));
+  if (!out || !xs || !ys || xs->size() != out->size() || ys->size() > out->size()) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), xs->size());
+  if (!d || (*xs)[*d] != 1) return false;
+  const size_t shift = out->size() - ys->size();
+  for (size_t i = 0; i < out->size(); ++i) {
+    int64_t xd = (*xs)[i], yd = i < shift ? 1 : (*ys)[i - shift];
+    if (xd != yd && xd != 1 && yd != 1) return false;
+    if ((xd == 1 ? yd : xd) != (*out)[i]) return false;
+  }
+  return true;
+}
+
+// ---- cross-entropy gradient (one-hot) ------------------------------------------------------
+
+// (sub (mul (neg (onehot ?i ?c ?t)) ?w) (mul (exp ?o) (sum_dim (mul ...) ?d 1))): ?d is the class
+// dim (the last) and ?w has the ids' shape plus a trailing 1 (one weight per row).
+bool OnehotRowWeight(const EGraph& g, const Bindings& b) {
+  auto ids = ShapeOf(g, b.Var("i")), w = ShapeOf(g, b.Var("w"));
+  if (!ids || !w) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), ids->size() + 1);
+  Shape64 row = *ids;
+  row.push_back(1);
+  return d && *d == static_cast<int64_t>(ids->size()) && *w == row;
+}
+
+// (neg (onehot ?i ?c ?t)), a loss_parallel rank's share of a cross entropy's gradient: its
+// columns [o_r, o_r + n_r) of -onehot(i) are onehot(where(m_r, 0, i - o_r), n_r) scaled by
+// float(m_r) - 1 per row (-1 where the target is the rank's, 0 where masked), m_r = (i < o_r) |
+// (i >= o_r + n_r). The columns are split like torch.chunk over the world's ranks (as in
+// embedding-bwd-vocab-parallel); a float32 one-hot only (float(m) is float32 in the language), ids
+// already local are not split again.
+std::optional<ClassId> VocabParallelNegOnehot(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  ClassId ids = b.Var("i");
+  auto id_shape = ShapeOf(g, ids);
+  auto classes = IntOf(g, b.Var("c")), code = IntOf(g, b.Var("t"));
+  if (analysis == nullptr || !id_shape || !classes || *classes < 2 || !code ||
+      *code != static_cast<int64_t>(ir::DType::kFloat32)) {
+    return std::nullopt;
+  }
+  const int64_t world = analysis->world_size();
+  if (world < 2) return std::nullopt;
+  if (IsShardLocalIds(g, ids)) return std::nullopt;
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  const int64_t chunk = (*classes + world - 1) / world;
+  std::vector<ClassId> parts{AddNum(g, static_cast<int64_t>(id_shape->size()))};
+  for (int64_t offset = 0; offset < *classes; offset += chunk) {
+    int64_t n = std::min(chunk, *classes - offset);
+    VocabShardIds shard = VocabShard(g, ids, offset, n);
+    ClassId sign = AddOp(g, op("sub"), {AddOp(g, op("div"), {shard.mask, flt(1.0)}), flt(1.0)});
+    std::vector<ClassId> column{sign};
+    for (int64_t d : *id_shape) column.push_back(AddNum(g, d));
+    column.push_back(AddNum(g, 1));
+    ClassId local = AddOp(g, op("onehot"), {shard.local, AddNum(g, n), b.Var("t")});
+    parts.push_back(AddOp(g, op("mul"), {local, AddOp(g, Lang().reshape, std::move(column))}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (mul (onehot (masked_fill (sub ?t ?a) m ?z) ?c ?dt) (masked_fill ?g (reshape m ?rs...) ?z2)) with
+// m = (t < a) | (t >= b), c = b - a: Megatron's vocabulary-parallel cross-entropy gradient, the
+// one-hot of the masked targets scaled by a per-row weight masked alike (index_put of -g / N into
+// zeros). Its classes split like torch.chunk over the world's ranks, o_r = a + the widths before
+// r, m_r = (t < o_r) | (t >= o_r + n_r): rank r's columns are
+// onehot(masked_fill(t - o_r, m_r, z), n_r) * masked_fill(g, reshape(m_r, rs), 0). A target in
+// [a, b) is kept by exactly one rank, at column t - o_r (S's column t - a); one outside has a
+// zero weight in S (z2 = 0) and is masked by every rank. z must be a column of every shard;
+// ?rs is the ids' shape plus a trailing 1 (one weight per row) and ?g has it too.
+// The ranks' own terms match the pattern as well (a shard of width n_r): splitting them again is
+// still sound, but refused for widths under 2 W so the repeated splits stay few.
+std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  ClassId t = b.Var("t");
+  const auto& t_type = TypeOf(g, t);
+  auto t_shape = ShapeOf(g, t), g_shape = ShapeOf(g, b.Var("g"));
+  auto a = NumberOf(g, b.Var("a")), hi = NumberOf(g, b.Var("b"));
+  auto z = NumberOf(g, b.Var("z")), z2 = NumberOf(g, b.Var("z2"));
+  auto classes = IntOf(g, b.Var("c"));
+  if (analysis == nullptr || !t_type || ir::IsFloatingPoint(t_type->dtype) || !t_shape ||
+      !g_shape || !a || !hi || !z || !z2 || !classes || *z2 != 0.0 || *a != std::floor(*a) ||
+      *hi - *a != static_cast<double>(*classes)) {
+    return std::nullopt;
+  }
+  Shape64 row = *t_shape;
+  row.push_back(1);
+  const auto& rs = b.List("rs");
+  if (*g_shape != row || rs.size() != row.size()) return std::nullopt;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (IntOf(g, rs[i]) != row[i]) return std::nullopt;
+  }
+  const int64_t world = analysis->world_size();
+  if (world < 2 || *classes < 2 * world) return std::nullopt;
+  const int64_t chunk = (*classes + world - 1) / world;
+  const int64_t last = *classes - chunk * ((*classes - 1) / chunk);
+  if (*z != std::floor(*z) || *z < 0 || *z >= static_cast<double>(std::min(chunk, last))) {
+    return std::nullopt;
+  }
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
+  std::vector<ClassId> parts{AddNum(g, static_cast<int64_t>(t_shape->size()))};
+  for (int64_t start = 0; start < *classes; start += chunk) {
+    const int64_t n = std::min(chunk, *classes - start);
+    const double offset = *a + static_cast<double>(start);
+    ClassId hi_n = flt(offset + static_cast<double>(n));
+    ClassId mask =
+        AddOp(g, op("or"), {AddOp(g, op("lt"), {t, flt(offset)}), AddOp(g, op("ge"), {t, hi_n})});
+    ClassId local =
+        AddOp(g, op("masked_fill"), {AddOp(g, op("sub"), {t, flt(offset)}), mask, b.Var("z")});
+    std::vector<ClassId> row_mask{mask};
+    row_mask.insert(row_mask.end(), rs.begin(), rs.end());
+    ClassId per_row = AddOp(g, Lang().reshape, std::move(row_mask));
+    ClassId weight = AddOp(g, op("masked_fill"), {b.Var("g"), per_row, b.Var("z2")});
+    parts.push_back(
+        AddOp(g, op("mul"), {AddOp(g, op("onehot"), {local, AddNum(g, n), b.Var("dt")}), weight}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
 ConditionTable BuildConditions() {
   ConditionTable t;
   t.Add("bcast-along-d", BroadcastsAlongD);
@@ -921,7 +1294,6 @@ ConditionTable BuildConditions() {
   t.Add("reshape-is-identity", ReshapeIsIdentity);
   t.Add("slice-is-full", SliceIsFull);
   t.Add("dims-differ", DimsDiffer);
-  t.Add("equal-splits-other-dim", EqualSplitsOtherDim);
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
   t.Add("norm-excludes-d", NormExcludesD);
   t.Add("not-last-dim", NotLastDim);
@@ -937,6 +1309,9 @@ ConditionTable BuildConditions() {
   t.Add("c-is-number", CIsNumber);
   t.Add("mask-same-shape", MaskSameShape);
   t.Add("zero-fill", ZeroFill);
+  t.Add("adds-nothing", AddsNothing);
+  t.Add("onehot-row-weight", OnehotRowWeight);
+  t.Add("copies-bcast", CopiesBroadcast);
   return t;
 }
 
@@ -946,6 +1321,7 @@ ApplierTable BuildAppliers() {
   t.Add("slice-of-slice", SliceOfSlice);
   t.Add("slice-tiling", SliceTiling);
   t.Add("concat-flatten", ConcatFlatten);
+  t.Add("concat-interchange", ConcatInterchange);
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
@@ -959,6 +1335,14 @@ ApplierTable BuildAppliers() {
   t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);
   t.Add("bmm-of-merged-batch", BmmOfMergedBatch);
   t.Add("reshape-of-sumr", ReshapeOfSumr);
+  t.Add("slice-of-full", SliceOfFull);
+  t.Add("vocab-parallel-embedding-bwd", VocabParallelEmbeddingBwd);
+  t.Add("vocab-parallel-neg-onehot", VocabParallelNegOnehot);
+  t.Add("vocab-parallel-onehot-rows", VocabParallelOnehotRows);
+  t.Add("embedding-of-concat", EmbeddingOfConcat);
+  t.Add("embedding-bwd-of-concat", EmbeddingBwdOfConcat);
+  t.Add("sumr-regroup-per-rank", SumrRegroupPerRank);
+  t.Add("concat-piece-slices", ConcatPieceSlices);
   return t;
 }
 

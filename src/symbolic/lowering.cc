@@ -255,6 +255,12 @@ Outputs Gelu(const LowerContext& l) {
   return One(l.Op("gelu", {l.T("self")}));
 }
 
+// gelu_backward(g, x) with the exact (erf) gelu: g times gelu's derivative at x.
+Outputs GeluBackward(const LowerContext& l) {
+  if (!l.IsNone("approximate") && l.Arg("approximate").as_string() != "none") throw NotCovered{};
+  return One(l.Op("mul", {l.T("grad_output"), l.Op("gelu_grad", {l.T("self")})}));
+}
+
 Outputs Mm(const LowerContext& l) { return One(l.Op("mm", {l.T("self"), l.T("mat2")})); }
 Outputs Bmm(const LowerContext& l) { return One(l.Op("bmm", {l.T("self"), l.T("mat2")})); }
 
@@ -337,8 +343,10 @@ Outputs SplitEqual(const LowerContext& l) {
 // expand(self, sizes): a dim of size 1 broadcast to n is the concat of n copies along it, and new
 // leading dims are a reshape to size 1 first (exact; the same shape is the identity, as
 // torch.matmul of 4-d operands records). Broadcasts of more than kMaxExpandCopies along one dim
-// stay opaque, so a wide broadcast does not put a huge concat into every e-graph.
-constexpr int64_t kMaxExpandCopies = 16;
+// stay opaque, so a wide broadcast does not put a huge concat into every e-graph. 64 covers the
+// corpus's vocabulary (Megatron's cross entropy backward expands [s, b, 1] over it; the
+// *-copies-bcast lemmas then let the copies broadcast like their piece).
+constexpr int64_t kMaxExpandCopies = 64;
 
 Outputs Expand(const LowerContext& l) {
   const TensorType& in = l.InType("self");
@@ -430,10 +438,13 @@ Outputs NllLossForward(const LowerContext& l) {
   }
 }
 
-// pow(x, n) = x * ... * x for n = 2, 3, 4 (RMSNorm's variance as Hugging Face models write it;
+// pow(x, n) = x * ... * x for n = 1, 2, 3, 4 (RMSNorm's variance as Hugging Face models write it;
 // the cube of GPT-2's gelu_new); other exponents stay opaque.
 Outputs PowScalar(const LowerContext& l) {
   double exponent = l.F("exponent");
+  // pow(x, 1.0) = x: what autograd of pow(x, 2) writes (2 * pow(x, 1.0)), same dtype for a
+  // floating x
+  if (exponent == 1.0 && ir::IsFloatingPoint(l.InType("self").dtype)) return One(l.T("self"));
   if (exponent != 2.0 && exponent != 3.0 && exponent != 4.0) throw NotCovered{};
   ClassId x = l.T("self");
   ClassId product = l.Op("mul", {x, x});
@@ -517,15 +528,97 @@ Outputs NeScalar(const LowerContext& l) {
   return One(l.Op("or", {l.Op("lt", {x, l.Fl(c)}), l.Op("ge", {x, l.Fl(c + 1.0)})}));
 }
 
-// where(cond, x, v) with v a known scalar and cond of x's shape: masked_fill(x, not(cond), v).
+// x broadcast to `out` (x's dims right-aligned, as in PyTorch): a reshape adding the leading 1s,
+// then a concat of copies along each dim of size 1 that widens (at most kMaxExpandCopies).
+ClassId BroadcastTerm(const LowerContext& l, ClassId x, const TensorType& in,
+                      const ir::Shape& out) {
+  if (out.size() < in.shape.size()) throw NotCovered{};
+  size_t added = out.size() - in.shape.size();
+  std::vector<int64_t> in_sizes(added, 1);
+  for (const ir::Dim& d : in.shape) {
+    if (!d.is_static()) throw NotCovered{};
+    in_sizes.push_back(d.value());
+  }
+  if (added > 0) {
+    std::vector<ClassId> children{x};
+    for (int64_t size : in_sizes) children.push_back(l.N(size));
+    x = l.Op("reshape", std::move(children));
+  }
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (!out[d].is_static()) throw NotCovered{};
+    int64_t size = out[d].value();
+    if (in_sizes[d] == size) continue;
+    if (in_sizes[d] != 1 || size > kMaxExpandCopies) throw NotCovered{};
+    std::vector<ClassId> children(static_cast<size_t>(size) + 1, x);
+    children[0] = l.N(static_cast<int64_t>(d));
+    x = l.Op("concat", std::move(children));
+  }
+  return x;
+}
+
+// where(cond, x, v) with v a known scalar: masked_fill(x, not(cond), v), x broadcast to cond's
+// shape first when it is smaller (the decomposed nll_loss_backward's where(t != ignore, g / w, 0)
+// with a 0-d g / w).
 Outputs WhereScalarOther(const LowerContext& l) {
   const TensorType& x = l.InType("self");
   const TensorType& cond = l.InType("condition");
-  if (x != l.OutType() || cond.shape != x.shape || cond.dtype != ir::DType::kBool) {
+  if (cond.dtype != ir::DType::kBool || x.dtype != l.OutType().dtype ||
+      cond.shape != l.OutType().shape) {
     throw NotCovered{};
   }
-  return One(
-      l.Op("masked_fill", {l.T("self"), l.Op("not", {l.T("condition")}), l.Scalar("other")}));
+  ClassId value =
+      x.shape == cond.shape ? l.T("self") : BroadcastTerm(l, l.T("self"), x, cond.shape);
+  return One(l.Op("masked_fill", {value, l.Op("not", {l.T("condition")}), l.Scalar("other")}));
+}
+
+// The ne(t, c) mask of integer t as NeScalar writes it: (t < c) | (t >= c + 1).
+ClassId NotEqualMask(const LowerContext& l, ClassId t, double c) {
+  return l.Op("or", {l.Op("lt", {t, l.Fl(c)}), l.Op("ge", {t, l.Fl(c + 1.0)})});
+}
+
+// nll_loss_backward(g, x [N, C], t [N], None, reduction, ignore, total_weight) for mean and sum,
+// as torch._decomp writes it (and DTensor's loss_parallel runs it per class shard):
+// -onehot(safe t) * where(t[:, None] != ignore, g / total_weight (mean) or g, 0), where safe t
+// reads 0 for ignored targets (nll_loss_forward's safe ids).
+Outputs NllLossBackward(const LowerContext& l) {
+  if (!l.IsNone("weight")) throw NotCovered{};
+  const TensorType& x = l.InType("self");
+  const TensorType& t = l.InType("target");
+  if (x.shape.size() != 2 || t.shape.size() != 1 || !x.shape[0].is_static() ||
+      !x.shape[1].is_static() || l.InType("grad_output").shape.size() != 0) {
+    throw NotCovered{};
+  }
+  if (t.dtype != ir::DType::kInt64 && t.dtype != ir::DType::kInt32) throw NotCovered{};
+  const int64_t rows = x.shape[0].value();
+  const double ignore = static_cast<double>(l.I("ignore_index"));
+  ClassId target = l.T("target");
+  ClassId safe =
+      l.Op("masked_fill", {target, l.Op("not", {NotEqualMask(l, target, ignore)}), l.Fl(0.0)});
+  ClassId g = l.T("grad_output");
+  switch (l.I("reduction")) {
+    case 1:
+      g = l.Op("div", {g, l.T("total_weight")});
+      break;
+    case 2:
+      break;
+    default:
+      throw NotCovered{};
+  }
+  ClassId column = l.Op("reshape", {target, l.N(rows), l.N(1)});
+  ir::Shape weight_shape{ir::Dim(rows), ir::Dim(1)};
+  ClassId weight = l.Op("masked_fill", {BroadcastTerm(l, g, l.InType("grad_output"), weight_shape),
+                                        l.Op("not", {NotEqualMask(l, column, ignore)}), l.Fl(0.0)});
+  ClassId onehot =
+      l.Op("onehot", {safe, l.N(x.shape[1].value()), l.N(static_cast<int64_t>(x.dtype))});
+  return One(l.Op("mul", {l.Op("neg", {onehot}), weight}));
+}
+
+// _log_softmax_backward_data(g, y, d) = g - exp(y) * sum(g, d, keepdim), y = log_softmax(x, d)
+// the forward's output.
+Outputs LogSoftmaxBackwardData(const LowerContext& l) {
+  ClassId g = l.T("grad_output");
+  ClassId total = l.Op("sum_dim", {g, l.N(l.Dim(l.I("dim"), "output")), l.N(1)});
+  return One(l.Op("sub", {g, l.Op("mul", {l.Op("exp", {l.T("output")}), total})}));
 }
 
 // gather(x, d, ids) along x's last dim d with ids [L..., 1] for x [L..., V]: one element per row,
@@ -583,6 +676,48 @@ Outputs NativeLayerNorm(const LowerContext& l) {
   ClassId var = mean_of(l.Op("mul", {centered, centered}));
   ClassId rstd = l.Op("rsqrt", {l.Op("add", {var, l.Fl(l.F("eps"))})});
   return {out, mean, rstd};
+}
+
+// native_layer_norm_backward(g, x, shape, mean, rstd, w, b, mask) from the forward's saved
+// statistics: with xhat = (x - mean) * rstd and dxhat = g * w (g without a weight), over the
+// normalized (last ndims) dims, grad_input = rstd * (dxhat - mean(dxhat) - xhat *
+// mean(dxhat * xhat)); grad_weight = sum of g * xhat and grad_bias = sum of g over the leading
+// dims. Outputs the mask leaves out are not computed (ATen returns undefined tensors there).
+Outputs NativeLayerNormBackward(const LowerContext& l) {
+  const int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
+  const int64_t rank = static_cast<int64_t>(l.InType("input").shape.size());
+  if (ndims < 1 || ndims > rank) throw NotCovered{};
+  const ir::Value& mask_arg = l.Arg("output_mask");
+  if (!mask_arg.is_list() || mask_arg.as_list().size() != 3) throw NotCovered{};
+  bool want[3];
+  for (size_t i = 0; i < 3; ++i) {
+    const ir::Value& v = mask_arg.as_list()[i];
+    if (!v.is_bool()) throw NotCovered{};
+    want[i] = v.as_bool();
+  }
+  if ((want[1] && l.IsNone("weight")) || (want[2] && l.IsNone("bias"))) throw NotCovered{};
+  ClassId g = l.T("grad_out");
+  ClassId rstd = l.T("rstd");
+  ClassId xhat = l.Op("mul", {l.Op("sub", {l.T("input"), l.T("mean")}), rstd});
+  // the sum over the leading dims (last first, so the dims still to sum keep their numbers)
+  auto sum_leading = [&](ClassId x) {
+    for (int64_t d = rank - ndims - 1; d >= 0; --d) x = l.Op("sum_dim", {x, l.N(d), l.N(0)});
+    return x;
+  };
+  auto mean_norm = [&](ClassId x) {
+    for (int64_t d = rank - 1; d >= rank - ndims; --d) x = l.Op("mean_dim", {x, l.N(d), l.N(1)});
+    return x;
+  };
+  Outputs out(3);
+  if (want[0]) {
+    ClassId dxhat = l.IsNone("weight") ? g : l.Op("mul", {g, l.T("weight")});
+    ClassId centered = l.Op("sub", {dxhat, mean_norm(dxhat)});
+    ClassId proj = l.Op("mul", {xhat, mean_norm(l.Op("mul", {dxhat, xhat}))});
+    out[0] = l.Op("mul", {rstd, l.Op("sub", {centered, proj})});
+  }
+  if (want[1]) out[1] = sum_leading(l.Op("mul", {g, xhat}));
+  if (want[2]) out[2] = sum_leading(g);
+  return out;
 }
 
 // Functionalized vLLM ops: output 0 is the (void) return, then the mutated arguments.
@@ -660,22 +795,138 @@ Outputs IndexRowsCols(const LowerContext& l, const std::vector<std::optional<ir:
 }
 
 // index(self, [ids]): rows of self picked by integer ids (one index tensor on dim 0), which is
-// an embedding lookup.
+// an embedding lookup; self may be n-d (Mixtral's per-token gather of expert weights [E, n, k]).
 Outputs Index(const LowerContext& l) {
   auto indices = l.OptionalTensors("indices");
   if (indices.size() == 2) return IndexRowsCols(l, indices);
   if (indices.size() != 1 || !indices[0]) throw NotCovered{};
   ir::DType dtype = l.graph().type(*indices[0]).dtype;
   if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
-  if (l.InType("self").shape.size() != 2) throw NotCovered{};
+  if (l.InType("self").shape.empty()) throw NotCovered{};
   return One(l.Op("embedding", {l.T("self"), l.TensorClass(*indices[0])}));
 }
 
 // index_put(self, [mask], v) with one bool mask over self's leading dims and a known scalar v:
 // masked_fill with the mask extended by trailing 1s to self's rank.
+// Whether `ref` is a zeros constant (zeros, zeros_like, new_zeros, or a full of 0).
+bool IsZeros(const ir::Graph& graph, ir::TensorRef ref) {
+  const ir::Node& producer = graph.node(ref.node);
+  if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten") return false;
+  const std::string& name = producer.op.name;
+  if (name == "zeros" || name == "zeros_like" || name == "new_zeros") return true;
+  if (name == "full" || name == "full_like") {  // fill_value is argument 1 of both
+    return producer.args.size() > 1 && producer.args[1].is_number() &&
+           producer.args[1].as_double() == 0.0;
+  }
+  return false;
+}
+
+// index_put(zeros [N, C], [arange(N), cols], v [N]): v[i] at (i, cols[i]), 0 elsewhere — a
+// one-hot of cols scaled by v (each row written once; DTensor's loss_parallel backward).
+Outputs IndexPutRowsCols(const LowerContext& l,
+                         const std::vector<std::optional<ir::TensorRef>>& ix) {
+  if (!ix[0] || !ix[1]) throw NotCovered{};
+  const TensorType& self = l.InType("self");
+  const TensorType& cols = l.graph().type(*ix[1]);
+  const TensorType& values = l.InType("values");
+  if (self.shape.size() != 2 || !self.shape[0].is_static() || !self.shape[1].is_static() ||
+      cols.shape.size() != 1 || cols.shape[0] != self.shape[0] || values.shape != cols.shape ||
+      values.dtype != self.dtype) {
+    throw NotCovered{};
+  }
+  if (cols.dtype != ir::DType::kInt64 && cols.dtype != ir::DType::kInt32) throw NotCovered{};
+  const ir::Value& self_arg = l.Arg("self");
+  if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor())) throw NotCovered{};
+  if (!IsArangeTo(l.graph(), *ix[0], self.shape[0].value())) throw NotCovered{};
+  const int64_t rows = self.shape[0].value();
+  ClassId onehot = l.Op("onehot", {l.TensorClass(*ix[1]), l.N(self.shape[1].value()),
+                                   l.N(static_cast<int64_t>(self.dtype))});
+  return One(l.Op("mul", {onehot, l.Op("reshape", {l.T("values"), l.N(rows), l.N(1)})}));
+}
+
+// index_put(self, [ids], v, accumulate=True) with integer ids on dim 0 and v of shape
+// ids.shape + self.shape[1:] (no broadcast): v's rows summed into self's rows at ids, i.e.
+// embedding_bwd(v, ids, rows), added to self unless self is zeros (the backward of an index
+// gather, Mixtral's per-token expert weights).
+Outputs IndexPutAccumulate(const LowerContext& l, const ir::TensorRef& ids) {
+  const TensorType& self = l.InType("self");
+  const TensorType& ids_type = l.graph().type(ids);
+  const TensorType& values = l.InType("values");
+  if (ids_type.dtype != ir::DType::kInt64 && ids_type.dtype != ir::DType::kInt32) {
+    throw NotCovered{};
+  }
+  if (self.shape.empty() || !self.shape[0].is_static() || values.dtype != self.dtype) {
+    throw NotCovered{};
+  }
+  ir::Shape expected = ids_type.shape;
+  expected.insert(expected.end(), self.shape.begin() + 1, self.shape.end());
+  if (values.shape != expected) throw NotCovered{};
+  ClassId summed =
+      l.Op("embedding_bwd", {l.T("values"), l.TensorClass(ids), l.N(self.shape[0].value())});
+  const ir::Value& self_arg = l.Arg("self");
+  if (self_arg.is_tensor() && IsZeros(l.graph(), self_arg.as_tensor())) return One(summed);
+  return One(l.Op("add", {l.T("self"), summed}));
+}
+
+// Whether `ref` is the indices output of topk along the last of `rank` dims: distinct within
+// every row, so a scatter of them writes no position twice.
+bool IsTopkIndicesAlongLast(const ir::Graph& graph, ir::TensorRef ref, int64_t rank) {
+  const ir::Node& producer = graph.node(ref.node);
+  if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten" ||
+      producer.op.name != "topk" || ref.output != 1) {
+    return false;
+  }
+  const auto& a = producer.args;  // (self, k, dim=-1, largest=True, sorted=True)
+  int64_t dim = a.size() > 2 && a[2].is_int() ? a[2].as_int() : -1;
+  if (a.size() > 2 && !a[2].is_int()) return false;
+  return ir::WrapDim(dim, rank) == rank - 1;
+}
+
+// scatter(zeros, -1, ids, src) with ids the indices of a topk along that dim (a top-k MoE
+// router's gradient): the ids of a row are distinct, so the result is the sum of the rows'
+// one-hots scaled by src, sum_j onehot(ids[..., j], C) * src[..., j], i.e.
+// sum_dim(mul(onehot(ids, C), reshape(src, [..., k, 1])), -2) (linear in src, which a sum over
+// ranks of partial gradients needs). Other scatters (repeated ids: one write wins) stay opaque.
+Outputs ScatterSrc(const LowerContext& l) {
+  const TensorType& self = l.InType("self");
+  const TensorType& ids = l.InType("index");
+  const TensorType& src = l.InType("src");
+  const int64_t rank = static_cast<int64_t>(self.shape.size());
+  if (rank == 0 || l.Dim(l.I("dim")) != rank - 1) throw NotCovered{};
+  if (ids.shape != src.shape || ids.shape.size() != self.shape.size() || src.dtype != self.dtype) {
+    throw NotCovered{};
+  }
+  if (ids.dtype != ir::DType::kInt64 && ids.dtype != ir::DType::kInt32) throw NotCovered{};
+  std::vector<ClassId> column{l.T("src")};
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!self.shape[i].is_static() || !ids.shape[i].is_static()) throw NotCovered{};
+    if (i < rank - 1 && self.shape[i] != ids.shape[i]) throw NotCovered{};
+    column.push_back(l.N(ids.shape[i].value()));
+  }
+  column.push_back(l.N(1));
+  const ir::Value& self_arg = l.Arg("self");
+  const ir::Value& ids_arg = l.Arg("index");
+  if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor())) throw NotCovered{};
+  if (!ids_arg.is_tensor() || !IsTopkIndicesAlongLast(l.graph(), ids_arg.as_tensor(), rank)) {
+    throw NotCovered{};
+  }
+  ClassId onehot = l.Op("onehot", {l.T("index"), l.N(self.shape[rank - 1].value()),
+                                   l.N(static_cast<int64_t>(self.dtype))});
+  ClassId scaled = l.Op("mul", {onehot, l.Op("reshape", std::move(column))});
+  return One(l.Op("sum_dim", {scaled, l.N(rank - 1), l.N(0)}));
+}
+
 Outputs IndexPut(const LowerContext& l) {
-  if (!l.IsNone("accumulate") && l.I("accumulate") != 0) throw NotCovered{};
+  if (!l.IsNone("accumulate") && l.I("accumulate") != 0) {
+    auto ids = l.OptionalTensors("indices");
+    // [arange(N), cols] into zeros: the rows are distinct, so each position is written at most
+    // once and accumulating into zeros is the plain write (Megatron's cross-entropy backward).
+    if (ids.size() == 2) return IndexPutRowsCols(l, ids);
+    if (ids.size() != 1 || !ids[0]) throw NotCovered{};
+    return IndexPutAccumulate(l, *ids[0]);
+  }
   auto indices = l.OptionalTensors("indices");
+  if (indices.size() == 2) return IndexPutRowsCols(l, indices);
   if (indices.size() != 1 || !indices[0]) throw NotCovered{};
   const TensorType& mask_type = l.graph().type(*indices[0]);
   const TensorType& self_type = l.InType("self");
@@ -741,6 +992,28 @@ Outputs SliceScatter(const LowerContext& l) {
   return One(l.Op("concat", std::move(pieces)));
 }
 
+// Constant tensors (new_zeros, zeros_like, ones_like, full, ...): (full v dtype sizes...) of the
+// annotated output type. Their value reads no tensor, so S's and each rank's are clean alike.
+Outputs FullOf(const LowerContext& l, double value) {
+  const TensorType& out = l.OutType();
+  std::vector<ClassId> children{l.Fl(value), l.N(static_cast<int64_t>(out.dtype))};
+  for (const ir::Dim& d : out.shape) {
+    if (!d.is_static()) throw NotCovered{};
+    children.push_back(l.N(d.value()));
+  }
+  return One(l.Op("full", std::move(children)));
+}
+// embedding_dense_backward(g, ids, rows, padding_idx, scale_grad_by_freq) with no padding index
+// and no frequency scaling: (embedding_bwd g ids rows).
+Outputs EmbeddingDenseBackward(const LowerContext& l) {
+  if (l.I("padding_idx") != -1 || l.I("scale_grad_by_freq") != 0) throw NotCovered{};
+  return One(l.Op("embedding_bwd", {l.T("grad_output"), l.T("indices"), l.N(l.I("num_weights"))}));
+}
+
+Outputs Zeros(const LowerContext& l) { return FullOf(l, 0.0); }
+Outputs Ones(const LowerContext& l) { return FullOf(l, 1.0); }
+Outputs Full(const LowerContext& l) { return FullOf(l, l.F("fill_value")); }
+
 constexpr char kNeg[] = "neg";
 constexpr char kExp[] = "exp";
 constexpr char kLog[] = "log";
@@ -775,6 +1048,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::relu.default", Unary<kRelu>},
       {"aten::sigmoid.default", Unary<kSigmoid>},
       {"aten::gelu.default", Gelu},
+      {"aten::gelu_backward.default", GeluBackward},
       {"aten::add.Tensor", Binary<kAdd>},
       {"aten::add.Scalar", Binary<kAdd>},
       {"aten::sub.Tensor", Binary<kSub>},
@@ -824,6 +1098,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"aten::native_dropout.default", NativeDropout},
       {"apex::fused_layer_norm_affine_fwd.default", ApexLayerNorm},
       {"aten::native_layer_norm.default", NativeLayerNorm},
+      {"aten::native_layer_norm_backward.default", NativeLayerNormBackward},
       {"_C::rms_norm.default", RmsNorm},
       {"_C::fused_add_rms_norm.default", FusedAddRmsNorm},
       {"_C::silu_and_mul.default", SiluAndMul},
@@ -831,10 +1106,22 @@ const std::map<std::string, LowerFn>& Table() {
       {"vllm::unified_attention_with_output.default", UnifiedAttention},
       {"aten::index.Tensor", Index},
       {"aten::index_put.default", IndexPut},
+      {"aten::scatter.src", ScatterSrc},
       {"aten::bitwise_or.Tensor", BitwiseOr},
       {"aten::bitwise_and.Tensor", BitwiseAnd},
       {"aten::bitwise_not.default", BitwiseNot},
       {"aten::slice_scatter.default", SliceScatter},
+      {"aten::embedding_dense_backward.default", EmbeddingDenseBackward},
+      {"aten::nll_loss_backward.default", NllLossBackward},
+      {"aten::_log_softmax_backward_data.default", LogSoftmaxBackwardData},
+      {"aten::zeros.default", Zeros},
+      {"aten::zeros_like.default", Zeros},
+      {"aten::new_zeros.default", Zeros},
+      {"aten::ones.default", Ones},
+      {"aten::ones_like.default", Ones},
+      {"aten::new_ones.default", Ones},
+      {"aten::full.default", Full},
+      {"aten::full_like.default", Full},
   };
   return table;
 }

@@ -59,5 +59,36 @@ TEST(LoweringTest, IndexPutOfAnUnstatedConstantStaysOpaque) {
   EXPECT_EQ(Reads(g, "y", &stated), (std::vector<std::string>{"x", "mask"}));
 }
 
+// A layer norm's backward from the forward's saved statistics: its terms read the gradient, the
+// input, mean, rstd and the weight; the bias only shapes grad_bias, so it is not read.
+constexpr char kLayerNormBackward[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "f32[4, 3]", x: "f32[4, 3]", mean: "f32[4, 1]", rstd: "f32[4, 1]", w: "f32[3]", b: "f32[3]"):
+        native_layer_norm_backward = torch.ops.aten.native_layer_norm_backward.default(g, x, [3], mean, rstd, w, b, [True, True, True])
+        getitem: "f32[4, 3]" = native_layer_norm_backward[0]
+        getitem_1: "f32[3]" = native_layer_norm_backward[1]
+        getitem_2: "f32[3]" = native_layer_norm_backward[2];  native_layer_norm_backward = None
+        return (getitem, getitem_1, getitem_2)
+)";
+
+TEST(LoweringTest, NativeLayerNormBackwardReadsNoBias) {
+  ir::Graph g = frontend::ParseFx(kLayerNormBackward, "layer_norm_backward.py");
+  EXPECT_EQ(Reads(g, "getitem"), (std::vector<std::string>{"g", "x", "mean", "rstd", "w"}));
+}
+
+// Megatron's cross-entropy backward: index_put(zeros, [arange(n), ids], v, accumulate=True) is a
+// one-hot of ids scaled by v (rows distinct: each position written once), reading ids and v only.
+constexpr char kOnehotScatter[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, ids: "i64[4]", v: "f32[4]"):
+        new_zeros: "f32[4, 6]" = torch.ops.aten.new_zeros.default(v, [4, 6], dtype = torch.float32)
+        arange: "i64[4]" = torch.ops.aten.arange.start(0, 4)
+        y: "f32[4, 6]" = torch.ops.aten.index_put.default(new_zeros, [arange, ids], v, True)
+        return (y,)
+)";
+
+TEST(LoweringTest, AccumulatingRowsColsIndexPutIsAOnehot) {
+  ir::Graph g = frontend::ParseFx(kOnehotScatter, "onehot_scatter.py");
+  EXPECT_EQ(Reads(g, "y"), (std::vector<std::string>{"ids", "v"}));
+}
+
 }  // namespace
 }  // namespace gg::symbolic

@@ -42,6 +42,8 @@ const std::vector<TensorOpInfo> kOps = {
     {"rsqrt", 1, false, TensorRule::kUnary},
     {"tanh", 1, false, TensorRule::kUnary},
     {"gelu", 1, false, TensorRule::kUnary},
+    // d/dx gelu(x) = Phi(x) + x phi(x) (exact, erf form): gelu_backward(g, x) is g * gelu_grad(x).
+    {"gelu_grad", 1, false, TensorRule::kUnary},
     {"silu", 1, false, TensorRule::kUnary},
     {"relu", 1, false, TensorRule::kUnary},
     {"sigmoid", 1, false, TensorRule::kUnary},
@@ -73,6 +75,18 @@ const std::vector<TensorOpInfo> kOps = {
     // x[..., ids[...]]: one entry of x's last dim per position, the target logit a cross entropy
     // reads (x[arange(n), ids] on a 2-d x).
     {"pick", 2, false, TensorRule::kPick},                // (pick x ids)
+    // A constant tensor (zeros, ones_like, full); the dtype is ir::DType's enumerator value and v
+    // a number class (flt, or num in self-tests). Not a relation op: a relation names D tensors
+    // only, so S's constants are lowered where they are read (inference treats their producers
+    // as input-free) and lemmas (add-zeros-*, slice-of-full) make them drop out.
+    {"full", kVariadic, false, TensorRule::kFull},        // (full v (num dtype) sizes...)
+    // The weight gradient of an embedding lookup: row k sums g over the positions whose id is k
+    // (aten::embedding_dense_backward without padding index or frequency scaling).
+    {"embedding_bwd", 3, false, TensorRule::kEmbeddingBwd},  // (embedding_bwd g ids rows)
+    // 1 at column ids[...] of each row, 0 elsewhere: what a cross entropy's backward scatters
+    // (nll_loss_backward; a loss_parallel rank's index_put into zeros). Ids are in [0, C), as a
+    // loss's targets must be.
+    {"onehot", 3, false, TensorRule::kOnehot},            // (onehot ids C dtype)
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -457,9 +471,11 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
     case TensorRule::kEmbedding: {
       const auto& w = type_of(0);
       const auto& idx = type_of(1);
-      if (!w || !idx || w->shape.size() != 2) return fail("embedding needs a 2-d weight");
+      // A lookup of rows of w [E, ...] (an embedding table [V, m], or a stack of per-expert
+      // weights [E, n, k]): ids.shape + w.shape[1:].
+      if (!w || !idx || w->shape.empty()) return fail("embedding needs a weight with rows");
       TensorType out{w->dtype, idx->shape};
-      out.shape.push_back(w->shape[1]);
+      out.shape.insert(out.shape.end(), w->shape.begin() + 1, w->shape.end());
       return out;
     }
     case TensorRule::kPick: {
@@ -472,6 +488,56 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       Shape lead(x->shape.begin(), x->shape.end() - 1);
       if (lead != idx->shape) return fail("pick ids must have x's leading shape");
       return TensorType{x->dtype, idx->shape};
+    }
+    case TensorRule::kFull: {
+      if (node.children.size() < 2) return fail("full needs a value and a dtype");
+      const TensorFacts& value = (*this)[node.children[0]];
+      if (value.type || (!value.constant && !value.fconstant)) {
+        return fail("full value is not a number");
+      }
+      auto code = int_of(1);
+      if (!code || *code < 0 || *code > static_cast<int64_t>(DType::kComplex128)) {
+        return fail("full dtype is not a dtype code");
+      }
+      TensorType out{static_cast<DType>(*code), {}};
+      for (size_t i = 2; i < node.children.size(); ++i) {
+        auto size = int_of(i);
+        if (!size || *size < 0) return fail("full size is not a non-negative integer");
+        out.shape.emplace_back(*size);
+      }
+      return out;
+    }
+    case TensorRule::kEmbeddingBwd: {
+      const auto& grad = type_of(0);
+      const auto& idx = type_of(1);
+      auto rows = int_of(2);
+      if (!grad || !idx || !rows || *rows < 0) return fail("embedding_bwd needs g, ids and rows");
+      if (ir::IsFloatingPoint(idx->dtype) || idx->dtype == ir::DType::kBool) {
+        return fail("embedding_bwd needs integer ids");
+      }
+      // g [ids..., rest...] -> [rows, rest...]: the gradient of a lookup of rows of a weight
+      // [rows, rest...] (a table [V, m], or per-expert weights [E, n, k]).
+      if (grad->shape.size() <= idx->shape.size() ||
+          !std::equal(idx->shape.begin(), idx->shape.end(), grad->shape.begin())) {
+        return fail("embedding_bwd gradient must be [ids..., m...]");
+      }
+      TensorType out{grad->dtype, {ir::Dim(*rows)}};
+      out.shape.insert(out.shape.end(), grad->shape.begin() + idx->shape.size(), grad->shape.end());
+      return out;
+    }
+    case TensorRule::kOnehot: {
+      const auto& idx = type_of(0);
+      auto classes = int_of(1), code = int_of(2);
+      if (!idx || ir::IsFloatingPoint(idx->dtype) || idx->dtype == ir::DType::kBool) {
+        return fail("onehot needs integer ids");
+      }
+      if (!classes || *classes < 1) return fail("onehot needs a positive class count");
+      if (!code || *code < 0 || *code > static_cast<int64_t>(DType::kComplex128)) {
+        return fail("onehot dtype is not a dtype code");
+      }
+      TensorType out{static_cast<DType>(*code), idx->shape};
+      out.shape.emplace_back(*classes);
+      return out;
     }
     case TensorRule::kOpaque: {
       auto code = node.children.empty() ? std::nullopt : int_of(0);

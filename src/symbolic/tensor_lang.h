@@ -25,25 +25,28 @@ namespace gg::symbolic {
 
 // How an op's output type is computed from its children (one rule serves many ops).
 enum class TensorRule : uint8_t {
-  kNone,         // integer leaves and arithmetic: no tensor type
-  kLeaf,         // (tensor id): from the LeafTable
-  kConcat,       // (concat dim xs...)
-  kSlice,        // (slice x dim start end)
-  kSameAsAll,    // (sumr xs...), (maxr xs...): all children share one type
-  kUnary,        // same type as child 0 (elementwise, scale, softmax, norms)
-  kBroadcast,    // elementwise binary with broadcasting and type promotion
-  kCompare,      // broadcasting binary with a bool result
-  kMatmul,       // (mm a b): [m,k] x [k,n]
-  kBatchMatmul,  // (bmm a b): [b,m,k] x [b,k,n]
+  kNone,           // integer leaves and arithmetic: no tensor type
+  kLeaf,           // (tensor id): from the LeafTable
+  kConcat,         // (concat dim xs...)
+  kSlice,          // (slice x dim start end)
+  kSameAsAll,      // (sumr xs...), (maxr xs...): all children share one type
+  kUnary,          // same type as child 0 (elementwise, scale, softmax, norms)
+  kBroadcast,      // elementwise binary with broadcasting and type promotion
+  kCompare,        // broadcasting binary with a bool result
+  kMatmul,         // (mm a b): [m,k] x [k,n]
+  kBatchMatmul,    // (bmm a b): [b,m,k] x [b,k,n]
   kBatchedMatmul,  // (matmul a b): [B..., m, k] x [B..., k, n], equal batch dims B (no broadcast)
-  kReshape,      // (reshape x sizes...)
-  kTranspose,    // (transpose x d0 d1)
-  kPermute,      // (permute x dims...)
-  kReduceDim,    // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
-  kReduceAll,    // (sum_all x): scalar
-  kEmbedding,    // (embedding weight indices)
-  kPick,         // (pick x ids): x [..., V], integer ids [...] -> [...]
-  kOpaque,       // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
+  kReshape,        // (reshape x sizes...)
+  kTranspose,      // (transpose x d0 d1)
+  kPermute,        // (permute x dims...)
+  kReduceDim,      // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
+  kReduceAll,      // (sum_all x): scalar
+  kEmbedding,      // (embedding weight indices): weight [E, ...], ids [...] -> [ids..., ...]
+  kPick,           // (pick x ids): x [..., V], integer ids [...] -> [...]
+  kFull,           // (full v (num dtype) sizes...): the constant tensor of that dtype and shape
+  kEmbeddingBwd,   // (embedding_bwd g ids (num rows)): g [ids..., m] -> [rows, m]
+  kOnehot,         // (onehot ids (num C) (num dtype)): integer ids [...] -> [..., C] of that dtype
+  kOpaque,         // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
 };
 
 struct TensorOpInfo {
@@ -133,6 +136,10 @@ struct TensorFacts {
 class TensorAnalysis : public AnalysisOf<TensorAnalysis, TensorFacts> {
  public:
   explicit TensorAnalysis(const LeafTable& leaves) : leaves_(&leaves) {}
+  // The number of ranks of the distributed program (the TP degree lemmas split by when a term
+  // carries no split of its own, as an embedding's gradient [rows, m] does not).
+  void set_world_size(int64_t world_size) { world_size_ = world_size; }
+  int64_t world_size() const { return world_size_; }
   TensorFacts Make(const EGraph& graph, const ENode& node);
   bool Merge(TensorFacts& into, TensorFacts from);
 
@@ -142,6 +149,7 @@ class TensorAnalysis : public AnalysisOf<TensorAnalysis, TensorFacts> {
 
  private:
   const LeafTable* leaves_;
+  int64_t world_size_ = 1;
 };
 
 }  // namespace gg::symbolic

@@ -72,6 +72,33 @@ TEST_F(TensorLangTest, ShapeRules) {
   ClassId idx = Leaf(TensorLeaf::Side::kDist, 0, 4, {DType::kInt64, {7}});
   ClassId table = Leaf(TensorLeaf::Side::kDist, 0, 5, {DType::kFloat32, {10, 16}});
   EXPECT_EQ(Facts(Op("embedding", {table, idx})).type->ToString(), "f32[7, 16]");
+  // Per-expert weights [E, n, k] looked up per token (Mixtral): ids.shape + [n, k].
+  ClassId experts = Leaf(TensorLeaf::Side::kDist, 0, 6, {DType::kFloat32, {4, 8, 6}});
+  EXPECT_EQ(Facts(Op("embedding", {experts, idx})).type->ToString(), "f32[7, 8, 6]");
+}
+
+TEST_F(TensorLangTest, ConstantsAndEmbeddingGradientsAreTyped) {
+  ClassId zero = graph_.Add(lang_.Flt(0.0));
+  ClassId zeros =
+      Op("full", {zero, Num(static_cast<int64_t>(DType::kBFloat16)), Num(1), Num(4), Num(8)});
+  ASSERT_TRUE(Facts(zeros).type);
+  EXPECT_EQ(Facts(zeros).type->ToString(), "bf16[1, 4, 8]");
+  // A constant reads no D tensor, but it is not a relation op: relations name D tensors only.
+  EXPECT_FALSE(Facts(zeros).clean);
+  EXPECT_TRUE(Facts(Op("full", {zero, Num(99), Num(2)})).conflict);  // no such dtype
+  ClassId x = Leaf(TensorLeaf::Side::kDist, 0, 1, {DType::kFloat32, {2}});
+  EXPECT_TRUE(Facts(Op("full", {x, Num(8), Num(2)})).conflict);  // the value must be a number
+
+  ClassId grad = Leaf(TensorLeaf::Side::kDist, 0, 2, {DType::kFloat32, {2, 3, 16}});
+  ClassId ids = Leaf(TensorLeaf::Side::kDist, 0, 3, {DType::kInt64, {2, 3}});
+  EXPECT_EQ(Facts(Op("embedding_bwd", {grad, ids, Num(10)})).type->ToString(), "f32[10, 16]");
+  ClassId other_ids = Leaf(TensorLeaf::Side::kDist, 0, 4, {DType::kInt64, {3, 2}});
+  EXPECT_TRUE(Facts(Op("embedding_bwd", {grad, other_ids, Num(10)})).conflict);
+  // The gradient of per-expert weights: g [ids..., n, k] -> [rows, n, k].
+  ClassId expert_grad = Leaf(TensorLeaf::Side::kDist, 0, 5, {DType::kFloat32, {2, 3, 8, 6}});
+  EXPECT_EQ(Facts(Op("embedding_bwd", {expert_grad, ids, Num(4)})).type->ToString(),
+            "f32[4, 8, 6]");
+  EXPECT_TRUE(Facts(Op("embedding_bwd", {ids, ids, Num(4)})).conflict);  // no dim left for m
 }
 
 TEST_F(TensorLangTest, IllTypedTermsAreFlagged) {
