@@ -511,9 +511,30 @@ class LocalGraph {
     if (added_d_.count({rank, ref.node})) return;
     const ir::Graph& g = d_program_.rank(rank);
     const ir::Node& node = g.node(ref.node);
-    if (node.kind != ir::NodeKind::kOperator || CollectiveOf(node) != ir::CollectiveKind::kNone) {
+    if (node.kind != ir::NodeKind::kOperator) return;
+    const ir::CollectiveKind kind = CollectiveOf(node);
+    if (kind == ir::CollectiveKind::kWait || kind == ir::CollectiveKind::kAllGather) {
+      // A wait passes its input on and a gather holds every member's input whole (a concat):
+      // those inputs are pieces of the related tensor by D's own equalities (hop 0), so D
+      // operators reading one rank's piece join the neighbourhood (under sequence parallelism a
+      // replicated layer applied to the local sequence shard, the same shard that is gathered
+      // for the column-parallel layers). A reduction's inputs are partial sums, not pieces.
+      std::vector<std::pair<int32_t, ir::NodeId>> members = {{rank, ref.node}};
+      if (kind == ir::CollectiveKind::kAllGather) {
+        const auto* peers = d_index_.Peers(rank, ref.node);
+        if (!peers) return;
+        members = *peers;
+      }
+      for (const auto& [pg, pid] : members) {
+        if (d_program_.rank(pg).node(pid).TensorInputs().empty()) return;
+      }
+      for (const auto& [pg, pid] : members) {
+        DLeaf(pg, d_program_.rank(pg).node(pid).TensorInputs()[0], 0);
+      }
+      AddD(rank, ref.node, 0);
       return;
     }
+    if (kind != ir::CollectiveKind::kNone) return;
     if (!LowersToRelationOps(g, ref.node, constants_)) return;
     for (TensorRef in : node.TensorInputs()) DLeaf(rank, in, 0);
     AddD(rank, ref.node, 0);

@@ -577,6 +577,27 @@ std::optional<ClassId> SumrFlatten(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(children));
 }
 
+bool IsZeroTensorClass(const EGraph& g, ClassId id);  // defined with the constant appliers
+
+// (sumr ?xs...) where some elements are zeros of the sum's own type: the sum of the others (the
+// one other element alone; one zero when all are). A gradient that only its rank's piece of a
+// replicated tensor receives is written into zeros elsewhere (cat with zeros, the backward of
+// split) and all-reduced: the zero pieces add nothing.
+std::optional<ClassId> SumrDropZeros(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& root = TypeOf(g, b.match().eclass);
+  if (xs.size() < 2 || !root) return std::nullopt;
+  std::vector<ClassId> kept;
+  for (ClassId x : xs) {
+    const auto& type = TypeOf(g, x);
+    if (!(type && *type == *root && IsZeroTensorClass(g, x))) kept.push_back(x);
+  }
+  if (kept.size() == xs.size()) return std::nullopt;
+  if (kept.empty()) return xs.front();
+  if (kept.size() == 1) return kept.front();
+  return AddOp(g, Lang().sumr, std::move(kept));
+}
+
 // (sumr ?xs...) where every element's class holds a sum of the same number m >= 2 of terms:
 // sum_i sum_j x_ij = sum_j sum_i x_ij, (sumr (sumr x_0j x_1j ...)...) (sum interchange: the
 // per-section partial sums of a fused column-parallel weight regrouped per rank).
@@ -1128,6 +1149,17 @@ std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
 
 // ---- constant tensors -------------------------------------------------------------------------
 
+// Whether a class holds (full v ...) with v the number 0: a tensor of zeros.
+bool IsZeroTensorClass(const EGraph& g, ClassId id) {
+  const OpId full = *Lang().ops().Find("full");
+  for (const ENode& node : g.Nodes(id)) {
+    if (node.op != full || node.children.empty()) continue;
+    auto v = NumberOf(g, node.children[0]);
+    if (v && *v == 0.0 && !TypeOf(g, node.children[0])) return true;
+  }
+  return false;
+}
+
 // (slice (full ?v ?t ?ss...) ?d ?s ?e): the same constant with size e - s along d.
 std::optional<ClassId> SliceOfFull(EGraph& g, const Bindings& b) {
   std::vector<ClassId> sizes = b.List("ss");
@@ -1327,6 +1359,7 @@ ApplierTable BuildAppliers() {
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);
+  t.Add("sumr-drop-zeros", SumrDropZeros);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
   t.Add("vocab-parallel-pick", VocabParallelPick);
   t.Add("pick-of-class-concat", PickOfClassConcat);
