@@ -693,16 +693,27 @@ std::optional<ClassId> SumrRegroupPerRank(EGraph& g, const Bindings& b) {
 struct VocabShardIds {
   ClassId mask, local;
 };
-VocabShardIds VocabShard(EGraph& g, ClassId ids, int64_t offset, int64_t rows) {
+// `fill` is the local id masked ids read (0 unless a program writes another).
+VocabShardIds VocabShard(EGraph& g, ClassId ids, double offset, int64_t rows, ClassId fill) {
   auto op = [](const char* name) { return *Lang().ops().Find(name); };
   auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
   ClassId mask = AddOp(g, op("or"),
-                       {AddOp(g, op("lt"), {ids, flt(static_cast<double>(offset))}),
-                        AddOp(g, op("ge"), {ids, flt(static_cast<double>(offset + rows))})});
+                       {AddOp(g, op("lt"), {ids, flt(offset)}),
+                        AddOp(g, op("ge"), {ids, flt(offset + static_cast<double>(rows))})});
   ClassId local =
-      AddOp(g, op("masked_fill"),
-            {AddOp(g, op("sub"), {ids, flt(static_cast<double>(offset))}), mask, flt(0.0)});
+      AddOp(g, op("masked_fill"), {AddOp(g, op("sub"), {ids, flt(offset)}), mask, fill});
   return {mask, local};
+}
+
+// How torch.chunk splits n rows over `world` ranks: ceil(n / world) each, the last ones fewer;
+// (offset, size) per piece.
+std::vector<std::pair<int64_t, int64_t>> ChunkSplit(int64_t n, int64_t world) {
+  const int64_t chunk = (n + world - 1) / world;
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (int64_t offset = 0; offset < n; offset += chunk) {
+    pieces.emplace_back(offset, std::min(chunk, n - offset));
+  }
+  return pieces;
 }
 
 // Whether ids are already a shard's local ids, masked_fill(i - o, m, 0) as VocabShard writes them:
@@ -743,7 +754,8 @@ std::optional<ClassId> VocabParallelEmbedding(EGraph& g, const Bindings& b) {
     auto shape = ShapeOf(g, w);
     if (!shape || shape->size() != 2) return std::nullopt;
     int64_t rows = (*shape)[0];
-    VocabShardIds shard = VocabShard(g, ids, offset, rows);
+    VocabShardIds shard =
+        VocabShard(g, ids, static_cast<double>(offset), rows, g.Add(Lang().Flt(0.0)));
     ClassId looked_up = AddOp(g, op("embedding"), {w, shard.local});
     parts.push_back(AddOp(g, op("masked_fill"),
                           {looked_up, RowMask(g, shard.mask, *id_shape), g.Add(Lang().Flt(0.0))}));
@@ -772,13 +784,11 @@ std::optional<ClassId> VocabParallelEmbeddingBwd(EGraph& g, const Bindings& b) {
   if (world < 2) return std::nullopt;
   if (IsShardLocalIds(g, ids)) return std::nullopt;
   const OpId masked_fill = *Lang().ops().Find("masked_fill");
-  const int64_t chunk = (*n + world - 1) / world;
+  const ClassId zero = g.Add(Lang().Flt(0.0));
   std::vector<ClassId> parts{AddNum(g, 0)};
-  for (int64_t offset = 0; offset < *n; offset += chunk) {
-    int64_t rows = std::min(chunk, *n - offset);
-    VocabShardIds shard = VocabShard(g, ids, offset, rows);
-    ClassId grad = AddOp(g, masked_fill,
-                         {b.Var("g"), RowMask(g, shard.mask, *id_shape), g.Add(Lang().Flt(0.0))});
+  for (const auto& [offset, rows] : ChunkSplit(*n, world)) {
+    VocabShardIds shard = VocabShard(g, ids, static_cast<double>(offset), rows, zero);
+    ClassId grad = AddOp(g, masked_fill, {b.Var("g"), RowMask(g, shard.mask, *id_shape), zero});
     parts.push_back(
         AddOp(g, *Lang().ops().Find("embedding_bwd"), {grad, shard.local, AddNum(g, rows)}));
   }
@@ -841,6 +851,12 @@ std::optional<double> NumberOf(const EGraph& g, ClassId id) {
   return FactsOf(g, id).fconstant;
 }
 
+// The number 0 (not a tensor).
+bool IsZeroNumber(const EGraph& g, ClassId id) {
+  auto v = NumberOf(g, id);
+  return v && *v == 0.0 && !TypeOf(g, id);
+}
+
 // ?c is a number (not a tensor): an elementwise op with it commutes with any reshape of the other
 // operand.
 bool CIsNumber(const EGraph& g, const Bindings& b) {
@@ -855,10 +871,7 @@ bool MaskSameShape(const EGraph& g, const Bindings& b) {
 }
 
 // ?z is the number 0 (so -z is z: negation commutes with a zero fill).
-bool ZeroFill(const EGraph& g, const Bindings& b) {
-  auto z = NumberOf(g, b.Var("z"));
-  return z && *z == 0.0 && !TypeOf(g, b.Var("z"));
-}
+bool ZeroFill(const EGraph& g, const Bindings& b) { return IsZeroNumber(g, b.Var("z")); }
 
 // (pick (reshape ?x ?ss...) (reshape ?c ?ms...)): the reshapes only regroup leading dims — ?x's
 // last dim is the reshape's last size and ?c has ?x's leading shape — so row k of the reshaped x
@@ -1153,9 +1166,9 @@ std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
 bool IsZeroTensorClass(const EGraph& g, ClassId id) {
   const OpId full = *Lang().ops().Find("full");
   for (const ENode& node : g.Nodes(id)) {
-    if (node.op != full || node.children.empty()) continue;
-    auto v = NumberOf(g, node.children[0]);
-    if (v && *v == 0.0 && !TypeOf(g, node.children[0])) return true;
+    if (node.op == full && !node.children.empty() && IsZeroNumber(g, node.children[0])) {
+      return true;
+    }
   }
   return false;
 }
@@ -1174,8 +1187,7 @@ std::optional<ClassId> SliceOfFull(EGraph& g, const Bindings& b) {
 // (add ?y (full ?z ...)), (sub ?y (full ?z ...)): ?z is the number 0 and the result has exactly
 // ?y's type (the zeros broadcast into ?y's shape and do not promote its dtype).
 bool AddsNothing(const EGraph& g, const Bindings& b) {
-  auto z = NumberOf(g, b.Var("z"));
-  if (!z || *z != 0.0 || TypeOf(g, b.Var("z"))) return false;
+  if (!IsZeroNumber(g, b.Var("z"))) return false;
   const auto& root = TypeOf(g, b.match().eclass);
   const auto& y = TypeOf(g, b.Var("y"));
   return root && y && *root == *y;
@@ -1236,17 +1248,12 @@ std::optional<ClassId> VocabParallelNegOnehot(EGraph& g, const Bindings& b) {
   if (IsShardLocalIds(g, ids)) return std::nullopt;
   auto op = [](const char* name) { return *Lang().ops().Find(name); };
   auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
-  const int64_t chunk = (*classes + world - 1) / world;
   std::vector<ClassId> parts{AddNum(g, static_cast<int64_t>(id_shape->size()))};
-  for (int64_t offset = 0; offset < *classes; offset += chunk) {
-    int64_t n = std::min(chunk, *classes - offset);
-    VocabShardIds shard = VocabShard(g, ids, offset, n);
+  for (const auto& [offset, n] : ChunkSplit(*classes, world)) {
+    VocabShardIds shard = VocabShard(g, ids, static_cast<double>(offset), n, flt(0.0));
     ClassId sign = AddOp(g, op("sub"), {AddOp(g, op("div"), {shard.mask, flt(1.0)}), flt(1.0)});
-    std::vector<ClassId> column{sign};
-    for (int64_t d : *id_shape) column.push_back(AddNum(g, d));
-    column.push_back(AddNum(g, 1));
     ClassId local = AddOp(g, op("onehot"), {shard.local, AddNum(g, n), b.Var("t")});
-    parts.push_back(AddOp(g, op("mul"), {local, AddOp(g, Lang().reshape, std::move(column))}));
+    parts.push_back(AddOp(g, op("mul"), {local, RowMask(g, sign, *id_shape)}));
   }
   return AddOp(g, Lang().concat, std::move(parts));
 }
@@ -1284,22 +1291,16 @@ std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
   }
   const int64_t world = analysis->world_size();
   if (world < 2 || *classes < 2 * world) return std::nullopt;
-  const int64_t chunk = (*classes + world - 1) / world;
-  const int64_t last = *classes - chunk * ((*classes - 1) / chunk);
-  if (*z != std::floor(*z) || *z < 0 || *z >= static_cast<double>(std::min(chunk, last))) {
+  const auto pieces = ChunkSplit(*classes, world);
+  // z must be a valid local column of every piece (the smallest is the last)
+  if (*z != std::floor(*z) || *z < 0 || *z >= static_cast<double>(pieces.back().second)) {
     return std::nullopt;
   }
   auto op = [](const char* name) { return *Lang().ops().Find(name); };
-  auto flt = [&](double v) { return g.Add(Lang().Flt(v)); };
   std::vector<ClassId> parts{AddNum(g, static_cast<int64_t>(t_shape->size()))};
-  for (int64_t start = 0; start < *classes; start += chunk) {
-    const int64_t n = std::min(chunk, *classes - start);
+  for (const auto& [start, n] : pieces) {
     const double offset = *a + static_cast<double>(start);
-    ClassId hi_n = flt(offset + static_cast<double>(n));
-    ClassId mask =
-        AddOp(g, op("or"), {AddOp(g, op("lt"), {t, flt(offset)}), AddOp(g, op("ge"), {t, hi_n})});
-    ClassId local =
-        AddOp(g, op("masked_fill"), {AddOp(g, op("sub"), {t, flt(offset)}), mask, b.Var("z")});
+    auto [mask, local] = VocabShard(g, t, offset, n, b.Var("z"));
     std::vector<ClassId> row_mask{mask};
     row_mask.insert(row_mask.end(), rs.begin(), rs.end());
     ClassId per_row = AddOp(g, Lang().reshape, std::move(row_mask));

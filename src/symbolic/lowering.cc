@@ -348,22 +348,25 @@ Outputs SplitEqual(const LowerContext& l) {
 // *-copies-bcast lemmas then let the copies broadcast like their piece).
 constexpr int64_t kMaxExpandCopies = 64;
 
-Outputs Expand(const LowerContext& l) {
-  const TensorType& in = l.InType("self");
-  const TensorType& out = l.OutType();
-  if (in.shape == out.shape) return One(l.T("self"));
-  if (out.shape.size() < in.shape.size()) throw NotCovered{};
-  size_t added = out.shape.size() - in.shape.size();
+// x broadcast to `out` (x's dims right-aligned, as in PyTorch): a reshape adding the leading 1s,
+// then a concat of copies along each dim of size 1 that widens (at most kMaxExpandCopies). Every
+// dim is checked before a node is added.
+ClassId BroadcastTerm(const LowerContext& l, ClassId x, const TensorType& in,
+                      const ir::Shape& out) {
+  if (out.size() < in.shape.size()) throw NotCovered{};
+  size_t added = out.size() - in.shape.size();
   std::vector<int64_t> in_sizes(added, 1), out_sizes;
   for (const ir::Dim& d : in.shape) {
     if (!d.is_static()) throw NotCovered{};
     in_sizes.push_back(d.value());
   }
-  for (const ir::Dim& d : out.shape) {
-    if (!d.is_static()) throw NotCovered{};
-    out_sizes.push_back(d.value());
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (!out[d].is_static()) throw NotCovered{};
+    out_sizes.push_back(out[d].value());
+    if (in_sizes[d] != out_sizes[d] && (in_sizes[d] != 1 || out_sizes[d] > kMaxExpandCopies)) {
+      throw NotCovered{};
+    }
   }
-  ClassId x = l.T("self");
   if (added > 0) {
     std::vector<ClassId> children{x};
     for (int64_t size : in_sizes) children.push_back(l.N(size));
@@ -371,12 +374,23 @@ Outputs Expand(const LowerContext& l) {
   }
   for (size_t d = 0; d < out_sizes.size(); ++d) {
     if (in_sizes[d] == out_sizes[d]) continue;
-    if (in_sizes[d] != 1 || out_sizes[d] > kMaxExpandCopies) throw NotCovered{};
     std::vector<ClassId> children(static_cast<size_t>(out_sizes[d]) + 1, x);
     children[0] = l.N(static_cast<int64_t>(d));
     x = l.Op("concat", std::move(children));
   }
-  return One(x);
+  return x;
+}
+
+// The ne(t, c) mask of integer t as NeScalar writes it: (t < c) | (t >= c + 1).
+ClassId NotEqualMask(const LowerContext& l, ClassId t, double c) {
+  return l.Op("or", {l.Op("lt", {t, l.Fl(c)}), l.Op("ge", {t, l.Fl(c + 1.0)})});
+}
+
+Outputs Expand(const LowerContext& l) {
+  const TensorType& in = l.InType("self");
+  const TensorType& out = l.OutType();
+  if (in.shape == out.shape) return One(l.T("self"));
+  return One(BroadcastTerm(l, l.T("self"), in, out.shape));
 }
 
 Outputs Cat(const LowerContext& l) {
@@ -420,8 +434,7 @@ Outputs NllLossForward(const LowerContext& l) {
   if (t.dtype != ir::DType::kInt64 && t.dtype != ir::DType::kInt32) throw NotCovered{};
   int64_t ignore = l.I("ignore_index");
   ClassId target = l.T("target");
-  ClassId kept = l.Op("or", {l.Op("lt", {target, l.Fl(static_cast<double>(ignore))}),
-                             l.Op("ge", {target, l.Fl(static_cast<double>(ignore + 1))})});
+  ClassId kept = NotEqualMask(l, target, static_cast<double>(ignore));
   ClassId ignored = l.Op("not", {kept});
   ClassId safe = l.Op("masked_fill", {target, ignored, l.Fl(0.0)});
   ClassId picked = l.Op("masked_fill", {l.Op("pick", {l.T("self"), safe}), ignored, l.Fl(0.0)});
@@ -524,36 +537,7 @@ Outputs NeScalar(const LowerContext& l) {
   if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
   double c = l.F("other");
   if (c != std::floor(c)) throw NotCovered{};
-  ClassId x = l.T("self");
-  return One(l.Op("or", {l.Op("lt", {x, l.Fl(c)}), l.Op("ge", {x, l.Fl(c + 1.0)})}));
-}
-
-// x broadcast to `out` (x's dims right-aligned, as in PyTorch): a reshape adding the leading 1s,
-// then a concat of copies along each dim of size 1 that widens (at most kMaxExpandCopies).
-ClassId BroadcastTerm(const LowerContext& l, ClassId x, const TensorType& in,
-                      const ir::Shape& out) {
-  if (out.size() < in.shape.size()) throw NotCovered{};
-  size_t added = out.size() - in.shape.size();
-  std::vector<int64_t> in_sizes(added, 1);
-  for (const ir::Dim& d : in.shape) {
-    if (!d.is_static()) throw NotCovered{};
-    in_sizes.push_back(d.value());
-  }
-  if (added > 0) {
-    std::vector<ClassId> children{x};
-    for (int64_t size : in_sizes) children.push_back(l.N(size));
-    x = l.Op("reshape", std::move(children));
-  }
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (!out[d].is_static()) throw NotCovered{};
-    int64_t size = out[d].value();
-    if (in_sizes[d] == size) continue;
-    if (in_sizes[d] != 1 || size > kMaxExpandCopies) throw NotCovered{};
-    std::vector<ClassId> children(static_cast<size_t>(size) + 1, x);
-    children[0] = l.N(static_cast<int64_t>(d));
-    x = l.Op("concat", std::move(children));
-  }
-  return x;
+  return One(NotEqualMask(l, l.T("self"), c));
 }
 
 // where(cond, x, v) with v a known scalar: masked_fill(x, not(cond), v), x broadcast to cond's
@@ -569,11 +553,6 @@ Outputs WhereScalarOther(const LowerContext& l) {
   ClassId value =
       x.shape == cond.shape ? l.T("self") : BroadcastTerm(l, l.T("self"), x, cond.shape);
   return One(l.Op("masked_fill", {value, l.Op("not", {l.T("condition")}), l.Scalar("other")}));
-}
-
-// The ne(t, c) mask of integer t as NeScalar writes it: (t < c) | (t >= c + 1).
-ClassId NotEqualMask(const LowerContext& l, ClassId t, double c) {
-  return l.Op("or", {l.Op("lt", {t, l.Fl(c)}), l.Op("ge", {t, l.Fl(c + 1.0)})});
 }
 
 // nll_loss_backward(g, x [N, C], t [N], None, reduction, ignore, total_weight) for mean and sum,
