@@ -8,7 +8,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${1:-$ROOT/build}
 REPEAT=${2:-5}
 GG="$BUILD_DIR/graphguard"
-CORPUS="$ROOT/../shared/corpus/megatron-vllm"
+CORPUS="$ROOT/examples/corpus"
 [[ -x "$GG" ]] || { echo "no $GG: build first (bash scripts/setup.sh)" >&2; exit 2; }
 [[ -d "$CORPUS" ]] || { echo "no corpus at $CORPUS" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install time)" >&2; exit 2; }

@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${1:-$ROOT/build}
 GG="$BUILD_DIR/graphguard"
-CORPUS="$ROOT/../shared/corpus/megatron-vllm"
+CORPUS="$ROOT/examples/corpus"
 TIMEOUT=${GG_VERIFY_TIMEOUT:-900}
 [[ -x "$GG" ]] || { echo "no $GG: build first (bash scripts/setup.sh)" >&2; exit 2; }
 [[ -d "$CORPUS" ]] || { echo "no corpus at $CORPUS" >&2; exit 2; }

@@ -20,8 +20,8 @@
 #      no two ranks on one device); skipped, with the reason, without mpirun, MPI or a GPU;
 #   7. times a full-shape GPT TP4·L1 check on the GPU with /usr/bin/time -v (gpt-tp4-check.txt:
 #      the report, then the time and peak memory), from the corpus in $GG_CORPUS_DIR (default
-#      ../shared/corpus/megatron-vllm, else shared/corpus/megatron-vllm inside the checkout, which
-#      travels to a device machine); skipped, with the reason, without a GPU or the corpus.
+#      examples/corpus, the bundled copy, which travels to a device machine with the checkout);
+#      skipped, with the reason, without a GPU.
 # GG_DEVICE_BUILD_TYPE (default Release) lets a run reuse an existing build directory of another
 # type without rebuilding it. Writes $OUT/summary.txt and the logs (configure.log, build.log, gpu-tests.log, bandwidth.txt)
 # to $OUT (default $GG_DEVICE_BUILD_DIR/out). Exits non-zero when a step fails (a skipped test is
@@ -147,8 +147,7 @@ else
      timeout 240 cmake --build "$TBUILD" -j "$JOBS" --target "${targets[@]}" >>"$XLOG" 2>&1; then
     say "cuda executor build: ok ($((SECONDS - t)) s, LibTorch at $torch_dir)"
     # The corpus for the reduced GPT test and the full-shape check.
-    corpus=${GG_CORPUS_DIR:-../shared/corpus/megatron-vllm}
-    [[ -d "$corpus/gpt" ]] || corpus=shared/corpus/megatron-vllm
+    corpus=${GG_CORPUS_DIR:-examples/corpus}
     export GG_CORPUS_DIR=$corpus
     t=$SECONDS
     if timeout 150 ctest --test-dir "$TBUILD" -L gpu --output-on-failure -V \
@@ -232,7 +231,7 @@ PY
     if ! "$TBUILD/graphguard" check --help >/dev/null 2>&1; then
       say "gpt tp4 full shape: SKIPPED (graphguard has no check command)"
     elif [[ ! -d "$corpus/gpt/paral4_layer1" ]]; then
-      say "gpt tp4 full shape: SKIPPED (no corpus at $corpus: copy ../shared/corpus into shared/)"
+      say "gpt tp4 full shape: SKIPPED (no corpus at $corpus)"
     elif probe=$("$TBUILD/graphguard" check --device cuda --seq x --dist x --relations x 2>&1);
          [[ "$probe" == *"no CUDA device"* ]]; then
       say "gpt tp4 full shape: SKIPPED ($(grep -o -m1 'no CUDA device.*' <<<"$probe"))"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of the importers (clang, ASan+UBSan) and runs each for N seconds
-# (default 30) on a seed corpus made of the test graphs. Usage: scripts/fuzz.sh [seconds] [build dir]
+# Builds the libFuzzer targets of the importers and of the relation spec language (clang,
+# ASan+UBSan) and runs each for N seconds (default 30) on a seed corpus made of the test graphs
+# and specs. Usage: scripts/fuzz.sh [seconds] [build dir]
 # Exit status is non-zero when a fuzzer finds a crash; its reproducer is left in the build dir.
 #
-# The targets are compiled here from the sources they need (src/ir, src/frontend) rather than
+# The targets are compiled here from the sources they need (src/ir, src/frontend and the spec's
+# relation_spec.cc and relation.cc) rather than
 # through CMake's GG_FUZZ option, which instruments all of gg_core: the importers' fuzzing then
 # does not depend on every other module compiling under clang. GG_FUZZ_EXTRA_FLAGS adds flags.
 set -euo pipefail
@@ -18,7 +20,8 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 objdir="$build/obj"
 mkdir -p "$objdir"
 sources=()
-for f in "$root"/src/ir/*.cc "$root"/src/frontend/*.cc; do
+for f in "$root"/src/ir/*.cc "$root"/src/frontend/*.cc "$root"/src/symbolic/relation_spec.cc \
+         "$root"/src/symbolic/relation.cc; do
   case "$f" in *_test.cc|*_fuzz.cc|*_bench.cc) continue ;; esac
   sources+=("$f")
 done
@@ -31,29 +34,35 @@ for f in "${sources[@]}"; do
     "$cxx" "${flags[@]}" -c "$f" -o "$o"
   fi
 done
-for target in fx_reader json_format; do
+targets=(frontend/fx_reader frontend/json_format symbolic/relation_spec)
+for t in "${targets[@]}"; do
+  target=$(basename "$t")
   echo "link ${target}_fuzz"
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/src/frontend/${target}_fuzz.cc" "${objects[@]}" \
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/src/${t}_fuzz.cc" "${objects[@]}" \
     -o "$build/${target}_fuzz"
 done
 
 # Seeds: the small test graphs (good and bad) and one small corpus file when present.
 seeds="$build/seeds"
-mkdir -p "$seeds/fx" "$seeds/json"
+mkdir -p "$seeds/fx" "$seeds/json" "$seeds/spec"
 find "$root/tests/data" -name '*.py' | while read -r f; do
   cp "$f" "$seeds/fx/$(echo "${f#$root/tests/data/}" | tr '/' '_')"
 done
 find "$root/tests/data" -name '*.json' | while read -r f; do
   cp "$f" "$seeds/json/$(echo "${f#$root/tests/data/}" | tr '/' '_')"
 done
-corpus="$root/../shared/corpus/megatron-vllm"
+find "$root/tests/data" "$root/examples" -name '*.rel' | while read -r f; do
+  cp "$f" "$seeds/spec/$(echo "${f#$root/}" | tr '/' '_')"
+done
+corpus="$root/examples/corpus"
 if [ -f "$corpus/qwen2/paral2_layer1/fw.g0.r0.py" ]; then
   cp "$corpus/qwen2/paral2_layer1/fw.g0.r0.py" "$seeds/fx/qwen2_r0.py"
 fi
 
 status=0
-for target in fx_reader json_format; do
-  kind=$([ "$target" = fx_reader ] && echo fx || echo json)
+for t in "${targets[@]}"; do
+  target=$(basename "$t")
+  case "$target" in fx_reader) kind=fx ;; json_format) kind=json ;; *) kind=spec ;; esac
   work="$build/corpus-$target"
   mkdir -p "$work"
   echo "== fuzzing $target for ${seconds}s"

@@ -4,7 +4,8 @@
 #   GG_SANITIZE_CI=1  also build the core tests and the CLI with ASan+UBSan in build-asan/ and run
 #                     them (no LibTorch runtime there).
 #   GG_SKIP_TORCH=1   laptop mode (see setup.sh). GG_BUILD_DIR, GG_JOBS as in setup.sh.
-# The corpus tests read ../shared/corpus/megatron-vllm (the shared corpus beside the repo).
+# Every test reads data inside the repository (the Megatron-LM/vLLM graphs are in examples/corpus);
+# nothing beside the checkout is needed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,9 +13,6 @@ cd "$ROOT"
 BUILD_DIR=${GG_BUILD_DIR:-build}
 JOBS=${GG_JOBS:-$(nproc)}
 start=$SECONDS
-
-[[ -d ../shared/corpus/megatron-vllm ]] ||
-  echo "test: warning: ../shared/corpus/megatron-vllm is missing; corpus tests will fail" >&2
 
 bash scripts/setup.sh
 echo "test: running ctest in $BUILD_DIR"

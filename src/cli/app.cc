@@ -9,6 +9,7 @@
 #include "cli/verify_command.h"
 #include "frontend/json_format.h"
 #include "frontend/loader.h"
+#include "frontend/node_check.h"
 #include "report/exit_codes.h"
 #include "report/stats_report.h"
 #include "util/diagnostic.h"
@@ -43,7 +44,7 @@ int RunImport(const ParsedCommand& command, std::ostream& out) {
     return report::kExitOk;
   }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError(path, 0, "cannot open the output file for writing");
+  if (!file) throw InputError(path, 0, CannotWrite(path, "output file"));
   file << json;
   file.close();
   if (!file) throw InputError(path, 0, "could not write the output file");
@@ -58,6 +59,7 @@ CommandSpec InputsCommand(std::string name, std::string summary) {
   spec.min_positional = 1;
   spec.max_positional = -1;
   spec.description = kInputHelp;
+  spec.options = {StrictOpsOption()};
   return spec;
 }
 
@@ -73,10 +75,10 @@ std::vector<Command> BuildCommands() {
   std::vector<Command> commands;
   CommandSpec import = InputsCommand(
       "import", "Load per-rank graphs and write them as one GraphGuard JSON file.");
-  import.options = {
+  import.options.push_back(
       OptionSpec::One("--output", "OUT.json", "where to write the JSON ('-': standard output)")
           .Short("-o")
-          .Required()};
+          .Required());
   commands.push_back(Command{import, RunImport});
   commands.push_back(Command{
       InputsCommand("stats", "Load per-rank graphs and print per-rank statistics."), RunStats});
@@ -125,6 +127,8 @@ int Dispatch(const std::vector<std::string>& args, std::ostream& out) {
       out << CommandHelp(command.spec);
       return report::kExitOk;
     }
+    // Unknown operators load as opaque nodes unless --strict-ops (frontend/node_check.h).
+    frontend::StrictOps strict_ops(parsed.Has("--strict-ops"));
     return command.run(parsed, out);
   }
   for (const std::string& name : NumericCommandNames()) {
@@ -157,18 +161,20 @@ int RunGraphGuard(const std::vector<std::string>& args, std::ostream& out, std::
   try {
     return Dispatch(args, out);
   } catch (const UsageError& e) {
-    err << "graphguard: error: " << e.what() << "\n";
+    err << "graphguard: error: " << EscapeControlChars(e.what()) << "\n";
     return report::kExitBadInput;
   } catch (const InputError& e) {
+    // Messages quote input text: control characters (a NUL in a file) are escaped.
     std::string where = e.file().empty() ? std::string("<input>") : e.file();
     if (e.line() > 0) where += ":" + std::to_string(e.line());
-    err << "graphguard: error: " << where << ": " << e.problem() << "\n";
+    err << "graphguard: error: " << EscapeControlChars(where) << ": "
+        << EscapeControlChars(e.problem()) << "\n";
     return report::kExitBadInput;
   } catch (const std::bad_alloc&) {
     err << "graphguard: internal error: out of memory\n";
     return report::kExitInternalError;
   } catch (const std::exception& e) {
-    err << "graphguard: internal error: " << e.what() << "\n";
+    err << "graphguard: internal error: " << EscapeControlChars(e.what()) << "\n";
     return report::kExitInternalError;
   } catch (...) {
     err << "graphguard: internal error: unknown exception\n";

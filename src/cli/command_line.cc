@@ -1,6 +1,8 @@
 #include "cli/command_line.h"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -19,7 +21,16 @@ const OptionSpec* FindOption(const CommandSpec& spec, const std::string& name) {
   return nullptr;
 }
 
-bool LooksLikeOption(const std::string& arg) { return arg.size() > 1 && arg[0] == '-'; }
+// "-5", "-0.5": a value (no option starts with a digit), so that `--hops -5` reaches the value
+// check ("must be a non-negative integer, got -5") instead of "needs a value".
+bool LooksLikeNegativeNumber(const std::string& arg) {
+  return arg.size() > 1 && arg[0] == '-' &&
+         (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
+}
+
+bool LooksLikeOption(const std::string& arg) {
+  return arg.size() > 1 && arg[0] == '-' && !LooksLikeNegativeNumber(arg);
+}
 
 std::string OptionUsage(const OptionSpec& option) {
   std::string text = option.short_name.empty() ? option.name : option.short_name;
@@ -186,10 +197,27 @@ int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& opti
   } catch (const std::exception&) {
     used = 0;
   }
-  if (text.empty() || used != text.size() || value < 0) {
-    throw UsageError("option '" + option + "' needs a non-negative integer, got '" + text + "'");
+  if (text.empty() || used != text.size()) {
+    throw UsageError("option '" + option + "' must be a non-negative integer, got '" + text + "'");
+  }
+  if (value < 0) {
+    throw UsageError("option '" + option + "' must be a non-negative integer, got " + text);
   }
   return value;
+}
+
+std::string CannotWrite(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return "is a directory; give a file name for the " + what;
+  }
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    return "cannot write the " + what + ": the directory " + parent.string() +
+           " does not exist (create it first)";
+  }
+  return "cannot open the " + what + " for writing";
 }
 
 void WriteOutput(const std::string& path, const std::string& text, std::ostream& out) {
@@ -198,7 +226,7 @@ void WriteOutput(const std::string& path, const std::string& text, std::ostream&
     return;
   }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError(path, 0, "cannot open the report file for writing");
+  if (!file) throw InputError(path, 0, CannotWrite(path, "report file"));
   file << text;
   file.close();
   if (!file) throw InputError(path, 0, "could not write the report file");

@@ -78,6 +78,10 @@ std::string CommandUsage(const CommandSpec& spec);
 int64_t NonNegativeInteger(const ParsedCommand& command, const std::string& option,
                            int64_t fallback);
 
+// Why `path` cannot be opened for writing the `what` ("report file"): a directory, a missing
+// parent directory, or plainly unopenable. For InputError messages.
+std::string CannotWrite(const std::string& path, const std::string& what);
+
 // Writes `text` to `path` ("-" is `out`); the file is written whole or an InputError names it.
 void WriteOutput(const std::string& path, const std::string& text, std::ostream& out);
 

@@ -48,6 +48,33 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
   EXPECT_THROW(ParseCommand(spec, {"extra", "--seq", "s", "--dist", "a"}), UsageError);
 }
 
+// Issue 19: `--max-nodes -5` said "needs a value"; a negative number is the option's value, and
+// the integer check names it.
+TEST(CommandLineTest, NegativeNumbersAreValuesThatTheIntegerCheckRejects) {
+  CommandSpec spec;
+  spec.name = "verify";
+  spec.options = {OptionSpec::One("--max-nodes", "N", "limit"),
+                  OptionSpec::One("--seed", "N", "seed")};
+  ParsedCommand parsed = ParseCommand(spec, {"--max-nodes", "-5", "--seed", "7"});
+  EXPECT_EQ(parsed.One("--max-nodes"), "-5");
+  EXPECT_EQ(NonNegativeInteger(parsed, "--seed", 0), 7);
+  try {
+    NonNegativeInteger(parsed, "--max-nodes", 0);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "option '--max-nodes' must be a non-negative integer, got -5");
+  }
+  parsed = ParseCommand(spec, {"--seed=x1"});
+  try {
+    NonNegativeInteger(parsed, "--seed", 0);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "option '--seed' must be a non-negative integer, got 'x1'");
+  }
+  // An option after a value-taking option is still a missing value.
+  EXPECT_THROW(ParseCommand(spec, {"--max-nodes", "--seed", "1"}), UsageError);
+}
+
 TEST(CommandLineTest, CountsPositionalArguments) {
   CommandSpec spec;
   spec.name = "stats";

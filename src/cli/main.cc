@@ -1,27 +1,19 @@
-// graphguard: the command-line entry point; all logic is in cli/app.h.
+// graphguard: the command-line entry point; all logic is in cli/app.h. A build with the numeric
+// runtime adds its commands, whose handlers load libgraphguard_runtime.so on first use
+// (cli/runtime_plugin.h): symbolic commands never load LibTorch.
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/app.h"
-#include "cli/verify_command.h"
-#ifdef GG_NUMERIC_COMMANDS
-#include "cli/numeric_commands.h"
-#include "runtime/verify_evidence.h"
-#endif
-#ifdef GG_DISTRIBUTED_CHECK
-#include "cli/distributed_commands.h"
+#ifdef GG_RUNTIME_PLUGIN
+#include "cli/runtime_plugin.h"
 #endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-#ifdef GG_NUMERIC_COMMANDS
-  gg::cli::AddCommands(gg::cli::NumericCommands());
-  gg::cli::SetEvidenceGatherer(gg::runtime::GatherVerifyEvidence);
-#endif
-#ifdef GG_DISTRIBUTED_CHECK
-  // MPI is initialized by the command itself, and only for `check --distributed`.
-  gg::cli::SetDistributedCheckRunner(gg::cli::RunDistributedCheckCommand);
+#ifdef GG_RUNTIME_PLUGIN
+  gg::cli::UseRuntimePlugin();
 #endif
   int code = gg::cli::RunGraphGuard(args, std::cout, std::cerr);
   std::cout.flush();

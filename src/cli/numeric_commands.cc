@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/runtime_plugin.h"
 #include "cli/verify_command.h"
 #include "frontend/loader.h"
 #include "ir/graph_edit.h"
@@ -14,31 +15,10 @@
 #include "symbolic/relation.h"
 #include "symbolic/relation_spec.h"
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::cli {
 namespace {
-
-const char kCheckHelp[] =
-    "Executes the sequential graph (--seq) and every rank of the distributed graphs (--dist) on\n"
-    "random inputs: S's inputs are drawn (integers inside the range they index), D's are derived\n"
-    "through the spec's input relations (--relations). Then evaluates the spec's expected output\n"
-    "relations and, with --from-verify, every relation in a 'verify --json' report, each against "
-    "a\n"
-    "per-tensor tolerance from a perturbed run of S (rounding noise at the tensor's depth and\n"
-    "dtype, see docs/architecture.md). Reports each as holding or failing with max abs/rel error\n"
-    "and the worst element, and the first S tensor where a relation fails. Dropout is off.\n"
-    "--resize OLD=NEW,... runs at smaller sizes (every extent OLD becomes NEW, re-type-checked);\n"
-    "--resize-dist gives D its own map when its extents differ (sequence-parallel shards).\n"
-    "Exit codes: 0 every relation holds, 1 a relation fails, 2 bad input or usage, 3 a relation\n"
-    "could not be evaluated.\n"
-    "--distributed (under mpirun -np N, N = D's world size): process r runs D's rank r with MPI\n"
-    "collectives; inputs are drawn from the same seed on every process; rank 0 also runs S,\n"
-    "receives the D tensors the relations need and writes the same report as without it (native\n"
-    "MPI sums may round differently; --exact-collectives makes it identical). Every process exits\n"
-    "with rank 0's code; the others print nothing.\n"
-    "--device cpu|cuda[:N] runs S and D there (default cpu); inputs are drawn on the CPU, so a\n"
-    "CUDA run checks the same values. With --distributed, 'cuda' is GPU (local rank % GPUs).\n"
-    "Without a CUDA device, --device cuda is a usage error (exit 2).";
 
 struct VerifyReport {
   std::string verdict;
@@ -47,11 +27,7 @@ struct VerifyReport {
 };
 
 std::string ReadFile(const std::string& path, const std::string& what) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(path, 0, "cannot open the " + what);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
+  return ReadInputFile(path, what);
 }
 
 // The relations of a `verify --json` report, parsed against the loaded graphs.
@@ -144,6 +120,7 @@ CheckSetup PrepareCheck(const ParsedCommand& command) {
   setup.s_graph = frontend::LoadGraph(info.seq);
   setup.d_program = frontend::LoadProgram(info.dist);
   ApplyResize(command, &setup.s_graph, &setup.d_program, &info.resize, &info.resize_dist);
+  RequireStaticShapes(setup.s_graph, setup.d_program, "check");
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(info.relations);
   setup.relations = symbolic::EvaluateSpec(spec, setup.s_graph, setup.d_program);
   if (setup.relations.expected_outputs.empty()) {
@@ -181,34 +158,7 @@ void SetDistributedCheckRunner(CommandHandler runner) {
   DistributedCheckRunner() = std::move(runner);
 }
 
-Command CheckCommand() {
-  CommandSpec spec;
-  spec.name = "check";
-  spec.summary = "Run S and D on random inputs and check the relations numerically.";
-  spec.options = GraphInputOptions();
-  spec.options.insert(
-      spec.options.end(),
-      {
-          OptionSpec::One("--relations", "SPEC", "the relation spec file").Required(),
-          OptionSpec::One("--from-verify", "R.json",
-                          "also check every relation of a 'verify --json' report"),
-          OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
-          OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
-          OptionSpec::One("--device", "cpu|cuda[:N]",
-                          "where S and D run (default cpu; exit 2 without a CUDA device)"),
-          OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),
-          OptionSpec::Flag(
-              "--distributed",
-              "under mpirun -np N (N = D's ranks): process r runs rank r of D with MPI "
-              "collectives, rank 0 runs S and writes the report (MPI builds)"),
-          OptionSpec::Flag("--exact-collectives",
-                           "with --distributed: collectives computed as the single-process run "
-                           "does (every member's input gathered), so the report is identical"),
-      });
-  for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
-  spec.description = kCheckHelp;
-  return Command{spec, RunCheckCommand};
-}
+Command CheckCommand() { return Command{CheckSpec(), RunCheckCommand}; }
 
 std::vector<Command> NumericCommands() { return {CheckCommand(), InferRelationsCommand()}; }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli/numeric_commands.h"
+#include "cli/runtime_plugin.h"
 #include "cli/verify_command.h"
 #include "frontend/loader.h"
 #include "report/exit_codes.h"
@@ -12,23 +13,6 @@
 
 namespace gg::cli {
 namespace {
-
-const char kInferHelp[] =
-    "Writes a relation spec (docs/relations.md) for the inputs and outputs of the sequential\n"
-    "graph (--seq) and the distributed program (--dist), for review. Every S input is paired\n"
-    "with the D input of the same name; candidates come from the shapes (replicate, shard(d),\n"
-    "fused block layouts such as [q; k; v] or [gate; up] per rank). Ambiguous inputs are decided\n"
-    "by executing S and D on random inputs (dropout off) and matching fingerprints of every\n"
-    "tensor; the outputs get the relations the best run shows. The spec's header says what was\n"
-    "inferred and what is assumed (graph constants the capture omits are 0).\n"
-    "--resize OLD=NEW,... runs at smaller sizes (the spec is still written for the given sizes);\n"
-    "--resize-dist gives D its own map (sequence-parallel shards). --outputs 0 writes only output\n"
-    "#0 (a training graph also returns the activations it saves for backward).\n"
-    "--hints-out FILE also writes every D expression that matched an S tensor, as hints for\n"
-    "'graphguard verify --hints FILE' (tried first, still proved); matches whose sizes are the\n"
-    "resized run's and not the given graphs' are left out.\n"
-    "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
-    "2 bad input or usage.";
 
 int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
   std::string seq = command.One("--seq");
@@ -59,6 +43,7 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
   ir::Program run_d = d_program;
   std::string s_map, d_map;
   ApplyResize(command, &run_s, &run_d, &s_map, &d_map);
+  RequireStaticShapes(run_s, run_d, "infer-relations");
   options.resize_text = s_map == d_map || d_map.empty() ? s_map : "S " + s_map + ", D " + d_map;
 
   runtime::InferResult result = runtime::InferRelations(s_graph, d_program, run_s, run_d, options);
@@ -95,27 +80,6 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
 
 }  // namespace
 
-Command InferRelationsCommand() {
-  CommandSpec spec;
-  spec.name = "infer-relations";
-  spec.summary = "Infer a relation spec for S and D by executing them (for review).";
-  spec.options = GraphInputOptions();
-  spec.options.insert(
-      spec.options.end(),
-      {
-          OptionSpec::One("--output", "SPEC", "where to write the spec; '-': stdout")
-              .Short("-o")
-              .Required(),
-          OptionSpec::One("--seed", "N", "random seed of the inputs (default 1)"),
-          OptionSpec::One("--outputs", "N,...",
-                          "S output positions to relate (default: every matched output)"),
-          OptionSpec::One(
-              "--hints-out", "FILE",
-              "also write the fingerprint matches as hints for verify --hints; '-': stdout"),
-      });
-  for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
-  spec.description = kInferHelp;
-  return Command{spec, RunInferRelations};
-}
+Command InferRelationsCommand() { return Command{InferRelationsSpec(), RunInferRelations}; }
 
 }  // namespace gg::cli

@@ -20,6 +20,7 @@
 #include "symbolic/lemma_catalogue.h"
 #include "symbolic/relation_spec.h"
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::cli {
 namespace {
@@ -184,11 +185,7 @@ int LineOfByte(const std::string& text, size_t byte) {
 }
 
 report::RelationTable TableFromReport(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(path, 0, "cannot open the report file");
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  std::string text = buffer.str();
+  std::string text = ReadInputFile(path, "report file");
   nlohmann::json report;
   try {
     report = nlohmann::json::parse(text);
@@ -243,8 +240,14 @@ std::vector<OptionSpec> GraphInputOptions(bool required) {
   OptionSpec seq = OptionSpec::One("--seq", "FILE", "the sequential model's graph");
   OptionSpec dist =
       OptionSpec::Many("--dist", "DIR|FILE", "per-rank graphs of the distributed program");
-  if (!required) return {seq, dist};
-  return {seq.Required(), dist.Required()};
+  if (!required) return {seq, dist, StrictOpsOption()};
+  return {seq.Required(), dist.Required(), StrictOpsOption()};
+}
+
+OptionSpec StrictOpsOption() {
+  return OptionSpec::Flag("--strict-ops",
+                          "an operator unknown to GraphGuard is an error (default: it loads as "
+                          "an opaque node typed from the file's annotation)");
 }
 
 std::vector<OptionSpec> ResizeOptions() {
@@ -269,6 +272,36 @@ void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* 
         frontend::ParseResizeMap(command.One("--resize-dist"), "--resize-dist");
     *d_map = frontend::ResizeMapText(sizes);
     *d_program = frontend::ResizeProgram(*d_program, sizes);
+  }
+}
+
+namespace {
+
+// The first value of `graph` whose type has a symbolic dim, as an InputError.
+void RequireStaticGraph(const ir::Graph& graph, const std::string& role,
+                        const std::string& command) {
+  for (const ir::Node& node : graph.nodes) {
+    for (const ir::NodeOutput& out : node.outputs) {
+      if (!out.type || ir::IsStatic(out.type->shape)) continue;
+      const std::string name = out.name.empty() ? node.name : out.name;
+      throw InputError(
+          graph.file, node.def_line,
+          role + " has symbolic dims ('" + name + "' is " + out.type->ToString() +
+              "): '" + command + "' executes the graphs and needs static shapes, which "
+              "--resize cannot give (it maps static extents); capture with static shapes, or "
+              "use 'graphguard verify', which proves with symbolic dims");
+    }
+  }
+}
+
+}  // namespace
+
+void RequireStaticShapes(const ir::Graph& s_graph, const ir::Program& d_program,
+                         const std::string& command) {
+  RequireStaticGraph(s_graph, "the sequential graph", command);
+  for (const ir::Graph& rank : d_program.ranks) {
+    RequireStaticGraph(rank, "rank " + std::to_string(rank.rank) + " of the distributed program",
+                       command);
   }
 }
 

@@ -37,6 +37,8 @@ Command ExplainCommand();
 // The graph inputs `--seq FILE` and `--dist DIR|FILE...` that verify, explain, check and
 // infer-relations take (required unless `required` is false: explain may read a report instead).
 std::vector<OptionSpec> GraphInputOptions(bool required = true);
+// --strict-ops (in GraphInputOptions, import and stats): unknown operators are errors.
+OptionSpec StrictOpsOption();
 
 // The options `--resize OLD=NEW,...` (S and D) and `--resize-dist OLD=NEW,...` (D's own map) of
 // verify and check, and applying them to loaded graphs (frontend/resize.h). The applied maps'
@@ -44,5 +46,10 @@ std::vector<OptionSpec> GraphInputOptions(bool required = true);
 std::vector<OptionSpec> ResizeOptions();
 void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* d_program,
                  std::string* s_map, std::string* d_map);
+
+// The numeric commands (check, infer-relations) execute the graphs: a graph with symbolic dims
+// (captured with dynamic shapes) is bad input naming the first such value and its line.
+void RequireStaticShapes(const ir::Graph& s_graph, const ir::Program& d_program,
+                         const std::string& command);
 
 }  // namespace gg::cli

@@ -12,6 +12,7 @@
 
 #include "frontend/node_check.h"
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::frontend {
 namespace {
@@ -563,6 +564,11 @@ class FxParser {
       Fail(name_tok, "output " + std::to_string(index) + " of '" + src_name +
                          "' is already named '" + out.name + "'");
     }
+    if (!annotation && IsOpaqueNode(node)) {
+      ThrowOpaqueNeedsType(node, file_, name_tok.line,
+                           "its output " + std::to_string(index) + " ('" + name +
+                               "') has no annotation");
+    }
     if (annotation) {
       if (inferred && out.type != annotation) {
         Fail(name_tok, "inferred " + TypeText(out.type) + " for '" + name + "' (output " +
@@ -603,15 +609,18 @@ class FxParser {
     } else {
       node.op = *op;
     }
-    const ir::OpInfo& info = FindOperator(node, file_, node.def_line);
+    const ir::OpInfo* info = FindOperatorOrOpaque(node, file_, node.def_line);
     // One tensor return ("Tensor", "Tensor(a)"): the node is the value. Otherwise (tuples,
-    // Tensor[], void ops, auto_functionalized) it is read through getitem.
-    const bool single = !functionalized && info.schema.returns.size() == 1 &&
-                        info.schema.returns[0].rfind("Tensor", 0) == 0 &&
-                        info.schema.returns[0].find('[') == std::string::npos;
-    if (annotation && !single) {
+    // Tensor[], void ops, auto_functionalized) it is read through getitem. An unknown operator
+    // (opaque) is single when annotated, else read through its annotated getitems.
+    const bool single =
+        info == nullptr ? (!functionalized && annotation.has_value())
+                        : !functionalized && info->schema.returns.size() == 1 &&
+                              info->schema.returns[0].rfind("Tensor", 0) == 0 &&
+                              info->schema.returns[0].find('[') == std::string::npos;
+    if (info != nullptr && annotation && !single) {
       Fail(name_tok, DescribeNode(node) + " returns " +
-                         std::to_string(info.schema.returns.size()) +
+                         std::to_string(info->schema.returns.size()) +
                          " values but is annotated as one tensor");
     }
     if (annotation) GiveConstantsTypes(node, *annotation);
@@ -857,17 +866,18 @@ class FxParser {
 
 ir::Graph ParseFx(std::string_view text, const std::string& file, const FxOptions& options) {
   FxParser parser(text, file, options);
-  return parser.Parse();
+  ir::Graph graph = parser.Parse();
+  // An opaque node (unknown operator) takes its types from the annotations: one without an
+  // annotation and without annotated getitems has none.
+  for (const ir::Node& node : graph.nodes) {
+    if (!node.outputs.empty() || !IsOpaqueNode(node)) continue;
+    ThrowOpaqueNeedsType(node, file, node.def_line,
+                         "its result has no annotation (nor an annotated getitem)");
+  }
+  return graph;
 }
 
-std::string ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "cannot read file");
-  return buffer.str();
-}
+std::string ReadTextFile(const std::string& path) { return ReadInputFile(path, "graph file"); }
 
 ir::Graph ReadFxFile(const std::string& path, const FxOptions& options) {
   return ParseFx(ReadTextFile(path), path, options);

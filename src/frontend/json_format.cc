@@ -138,6 +138,40 @@ std::vector<int> ObjectLines(std::string_view text) {
   return lines;
 }
 
+// GraphGuard JSON nests a few levels (file, graph, node, argument lists of at most 200 levels);
+// deeper input is refused before parsing, since nlohmann's dump and value conversions recurse.
+constexpr int kMaxJsonDepth = 256;
+
+// Throws at the line where the nesting of arrays and objects (outside strings) exceeds the bound.
+void CheckJsonDepth(std::string_view text, const std::string& file) {
+  int line = 1;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+        if (i < text.size() && text[i] == '\n') ++line;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) {
+        throw InputError(file, line,
+                         "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                             " levels; a GraphGuard graph file nests a few (is it the right "
+                             "file?)");
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+}
+
 // Iterative (an explicit stack), so that absurdly deep input cannot overflow the call stack.
 void IndexObjectLines(const Json& root, const std::vector<int>& lines,
                       std::unordered_map<const Json*, int>* out) {
@@ -165,6 +199,7 @@ class JsonReader {
       : text_(text), file_(file), default_group_size_(default_group_size) {}
 
   JsonGraphs Read() {
+    CheckJsonDepth(text_, file_);
     Json root;
     try {
       root = Json::parse(text_.begin(), text_.end());
@@ -390,6 +425,18 @@ class JsonReader {
   void CheckTypes(const ir::Graph& graph, const ir::Node& node) const {
     auto inferred =
         InferNodeTypes(graph, node, groups_, default_group_size_, file_, node.def_line);
+    if (!inferred && IsOpaqueNode(node)) {
+      // An unknown operator is typed by the file: every named output needs its "type".
+      if (node.outputs.empty()) {
+        ThrowOpaqueNeedsType(node, file_, node.def_line, "the node lists no outputs");
+      }
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i].type || node.outputs[i].name.empty()) continue;
+        ThrowOpaqueNeedsType(node, file_, node.def_line,
+                             "its output " + std::to_string(i) + " ('" + node.outputs[i].name +
+                                 "') has no \"type\"");
+      }
+    }
     if (!inferred) return;
     if (inferred->size() != node.outputs.size()) {
       throw InputError(file_, node.def_line,
@@ -492,7 +539,13 @@ class JsonReader {
       CheckKeys(v, {"ref"});
       return ir::Value(ResolveRef(v, String(v, "ref")));
     }
-    Fail(v, "unknown tagged value " + Dump(v) +
+    std::string text = Dump(v);
+    if (text.size() > 120) {
+      size_t cut = 117;  // not inside a UTF-8 sequence
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+      text = text.substr(0, cut) + "...";
+    }
+    Fail(v, "unknown tagged value " + text +
                 " (expected one of float, dtype, device, enum, op, ref)");
   }
 

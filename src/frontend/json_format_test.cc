@@ -117,20 +117,19 @@ TEST(JsonFormat, RoundTripsWholePrograms) {
 }
 
 TEST(JsonFormat, KeepsSpecialValues) {
-  // The calls read an unrecorded constant, so their types cannot be inferred and any argument
-  // values pass: this tests the values alone.
+  // The calls read a constant typed by its annotation (an operator may not read an untyped one).
   std::string text =
       "import torch\nclass M(torch.nn.Module):\n"
       "    def forward(self, x: \"f32[4]\"):\n"
-      "        c = self._tensor_constant0\n"
+      "        c: \"f32[4]\" = self._tensor_constant0\n"
       "        y: \"f32[4]\" = torch.ops.aten.add.Tensor(c, -inf, alpha = inf)\n"
       "        z: \"f32[4]\" = torch.ops.aten.add.Tensor(c, nan)\n"
       "        w: \"f32[4]\" = torch.ops.aten.add.Tensor(c, 1.0)\n"
       "        v: \"f32[4]\" = torch.ops.aten.add.Tensor(c, 1)\n"
       "        u: \"f32[4]\" = torch.ops.aten.add.Tensor(c, -0.0)\n"
-      "        s: \"f32[4]\" = torch.ops.aten.add.Tensor(c, 'its \\\\ \\'q\\'')\n"
-      "        return (u, None, 'label', [1, 2.5, True], torch.float16, device(type='cpu'), "
-      "torch.contiguous_format, torch.ops.aten.mm.default, -9223372036854775807, x)\n";
+      "        return (u, None, 'its \\\\ \\'q\\'', [1, 2.5, True], torch.float16, "
+      "device(type='cpu'), torch.contiguous_format, torch.ops.aten.mm.default, "
+      "-9223372036854775807, x)\n";
   ir::Graph g = ParseFx(text, "special.py");
   std::string json = ToJson(g);
   EXPECT_NE(json.find("{\"float\":\"-inf\"}"), std::string::npos);
@@ -142,8 +141,8 @@ TEST(JsonFormat, KeepsSpecialValues) {
   EXPECT_TRUE(back.node(back.Find("w")->node).args[1].is_double());
   EXPECT_TRUE(back.node(back.Find("v")->node).args[1].is_int());
   EXPECT_TRUE(std::signbit(back.node(back.Find("u")->node).args[1].as_double()));
-  EXPECT_EQ(back.node(back.Find("s")->node).args[1], ir::Value("its \\ 'q'"));
-  EXPECT_FALSE(back.node(back.Find("c")->node).outputs[0].type.has_value());
+  EXPECT_EQ(back.outputs[2], ir::Value("its \\ 'q'"));
+  EXPECT_EQ(back.node(back.Find("c")->node).outputs[0].type->ToString(), "f32[4]");
   EXPECT_EQ(back.outputs[4], ir::Value(ir::DType::kFloat16));
   EXPECT_EQ(back.outputs[5], ir::Value(ir::Device{"cpu", -1}));
   EXPECT_EQ(back.outputs[6], ir::Value(ir::EnumValue{"torch.contiguous_format"}));
@@ -204,7 +203,8 @@ TEST(JsonFormat, ReportsErrorsWithLines) {
       {x + ",\n" + R"({"name": "t", "kind": "call", "op": "aten::t.default", "args": [{"ref": "x"}], "outputs": [{"name": "t", "type": "f32[2, 3]"}]})",
        6, "inferred f32[3, 2] for output 0 of 't' (aten::t.default) but the file says f32[2, 3]"},
       {x + ",\n" + R"({"name": "t", "kind": "call", "op": "aten::nope.default", "args": [], "outputs": []})",
-       6, "unknown operator 'aten::nope.default'"},
+       6, "operator 'aten::nope.default' of 't' is unknown to GraphGuard and the node lists no "
+          "outputs"},
       {x + ",\n" + x, 6, "duplicate node name 'x'"},
       {x + ",\n" + R"({"name": "t", "kind": "call", "op": "aten::t.default", "args": [{"dtype": "q9"}], "outputs": []})",
        6, "unknown dtype"},
@@ -219,6 +219,37 @@ TEST(JsonFormat, ReportsErrorsWithLines) {
     EXPECT_EQ(e.line(), c.line) << e.what();
     EXPECT_NE(std::string(e.what()).find(c.phrase), std::string::npos) << e.what();
   }
+}
+
+// Issue 19: 100k levels of nesting once overflowed the stack (exit 139) through nlohmann's
+// recursive dump of an unknown tagged value. Depth is bounded before parsing, at the line where
+// the bound is crossed.
+TEST(JsonFormat, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int kDeep = 100000;
+  const std::string arrays = std::string(kDeep, '[') + std::string(kDeep, ']');
+  InputError e = ExpectInputError([&] { ParseJson(arrays, "deep.json"); });
+  EXPECT_EQ(e.file(), "deep.json");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.problem().find("JSON nested deeper than 256 levels"), std::string::npos) << e.what();
+
+  std::string objects;
+  for (int i = 0; i < kDeep; ++i) objects += "{\"x\":";
+  objects += "1" + std::string(kDeep, '}');
+  const std::string text =
+      "{\"format\": \"graphguard-graph\", \"version\": 1, \"graph\": {\"name\": \"g\",\n"
+      "\"rank\": 0, \"nodes\": [\n"
+      R"({"name": "x", "kind": "input", "outputs": [{"name": "x", "type": "f32[4]"}]},)"
+      "\n"
+      R"({"name": "r", "kind": "call", "op": "aten::relu.default", "args": [)" +
+      objects + R"(], "outputs": [{"name": "r", "type": "f32[4]"}]}], "outputs": []}})";
+  e = ExpectInputError([&] { ParseJson(text, "deep.json"); });
+  EXPECT_EQ(e.line(), 4) << e.what();
+  EXPECT_NE(e.problem().find("nested deeper"), std::string::npos) << e.what();
+
+  // Braces inside strings do not count.
+  const std::string quoted = "{\"format\": \"" + std::string(1000, '[') + "\"}";
+  e = ExpectInputError([&] { ParseJson(quoted, "q.json"); });
+  EXPECT_NE(e.problem().find("not a GraphGuard graph file"), std::string::npos) << e.what();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "frontend/fx_reader.h"
 #include "frontend/json_format.h"
 #include "frontend/node_check.h"
+#include "ir/strides.h"
 #include "util/diagnostic.h"
 
 namespace gg::frontend {
@@ -56,26 +57,106 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& paths) {
 // One collective call as the sequence check compares it.
 struct CollectiveCall {
   const ir::Node* node;
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;
   std::string op;
   std::string reduce_op;
   std::optional<int64_t> group_size;
+  std::optional<int64_t> src;  // broadcast: the source, which every member must name alike
   std::string input_type;
+  // all_to_all_single: the split sizes as written (nullopt: None, equal splits). They differ
+  // between members legitimately; what must agree is checked across the group (below).
+  std::optional<std::vector<int64_t>> output_splits, input_splits;
+  std::optional<int64_t> input_rows, output_rows;  // dim 0 of input and result, when static
 
   std::string Describe() const {
     std::string s = op;
     if (!reduce_op.empty()) s += " '" + reduce_op + "'";
     if (group_size) s += " group_size " + std::to_string(*group_size);
+    if (src) s += " src " + std::to_string(*src);
     s += " on " + input_type;
     return s;
   }
   bool SameAs(const CollectiveCall& o) const {
-    return op == o.op && reduce_op == o.reduce_op && group_size == o.group_size &&
+    return op == o.op && reduce_op == o.reduce_op && group_size == o.group_size && src == o.src &&
            input_type == o.input_type;
+  }
+  // The rows this member sends to (input) or receives from (output) each of n members; nullopt
+  // when None splits of a dynamic or indivisible extent leave them unknown.
+  std::optional<std::vector<int64_t>> Splits(bool input, size_t n) const {
+    const std::optional<std::vector<int64_t>>& given = input ? input_splits : output_splits;
+    if (given) return given;
+    const std::optional<int64_t>& rows = input ? input_rows : output_rows;
+    if (!rows || n == 0 || *rows % static_cast<int64_t>(n) != 0) return std::nullopt;
+    return std::vector<int64_t>(n, *rows / static_cast<int64_t>(n));
   }
 };
 
 std::string Where(const ir::Graph& g, const ir::Node* node) {
   return g.file + ":" + std::to_string(node ? node->def_line : g.return_line);
+}
+
+// An asynchronous collective's result (torch's _c10d_functional ops, `async_result` in the
+// registry) is ready only once its wait_tensor ran: every other read of it must come after a
+// wait_tensor of it, and a returned result must have been waited on. A read before (or without)
+// the wait is what a real machine runs on an unfinished buffer.
+void CheckCollectiveWaits(const ir::Graph& g) {
+  const ir::OpRegistry& registry = ir::OpRegistry::Default();
+  // Nodes are in topological order: a collective is `waited` from its first wait_tensor on.
+  std::set<ir::NodeId> waited;
+  std::set<ir::NodeId> pending;  // async collectives seen so far
+  auto describe_collective = [&](ir::NodeId id) {
+    const ir::Node& c = g.nodes.at(id);
+    return "asynchronous collective " + DescribeNode(c) + " (line " + std::to_string(c.def_line) +
+           ")";
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    if (node.kind != ir::NodeKind::kOperator) continue;
+    const ir::OpInfo* info = registry.Find(node.op);
+    const bool is_wait = info != nullptr && info->traits.collective == ir::CollectiveKind::kWait;
+    for (const ir::TensorRef& ref : node.TensorInputs()) {
+      if (pending.count(ref.node) == 0) continue;
+      if (is_wait) {
+        waited.insert(ref.node);
+        continue;
+      }
+      if (waited.count(ref.node) != 0) continue;
+      throw InputError(g.file, node.def_line,
+                       DescribeNode(node) + " reads the result of the " +
+                           describe_collective(ref.node) +
+                           " before its wait_tensor: the value is not ready there on a real "
+                           "machine; read the result of _c10d_functional.wait_tensor instead");
+    }
+    if (info != nullptr && info->traits.async_result) pending.insert(static_cast<ir::NodeId>(i));
+  }
+  std::vector<ir::TensorRef> returned;
+  for (const ir::Value& v : g.outputs) v.CollectTensors(&returned);
+  for (const ir::TensorRef& ref : returned) {
+    if (pending.count(ref.node) == 0 || waited.count(ref.node) != 0) continue;
+    throw InputError(g.file, g.return_line,
+                     "the graph returns the result of the " + describe_collective(ref.node) +
+                         " without a wait_tensor of it: the value is not ready on a real "
+                         "machine; return the result of _c10d_functional.wait_tensor instead");
+  }
+}
+
+// A view ATen refuses: the requested shape cannot be expressed over the input's strides (a
+// view of a transposed tensor). Layouts are tracked where they are known exactly (ir/strides.h);
+// an unknown layout is never refused.
+void CheckViews(const ir::Graph& g) {
+  std::optional<ir::ImpossibleView> bad = ir::FirstImpossibleView(g);
+  if (!bad) return;
+  const ir::Node& node = g.nodes.at(bad->node);
+  std::vector<ir::TensorRef> inputs = node.TensorInputs();
+  std::string input =
+      inputs.empty() ? std::string("its input") : "'" + g.ValueName(inputs[0]) + "'";
+  throw InputError(g.file, node.def_line,
+                   DescribeNode(node) + " views " + input + " of sizes " +
+                       ir::IntListText(bad->input_sizes) + " and strides " +
+                       ir::IntListText(bad->input_strides) + " as " +
+                       ir::IntListText(bad->sizes) +
+                       ", which those strides cannot express without a copy: ATen raises here; "
+                       "use reshape");
 }
 
 // Collects each rank's collectives per group, checks groups and group_size arguments, and checks
@@ -88,7 +169,7 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
   std::map<std::string, std::map<int32_t, std::vector<CollectiveCall>>> calls;
   for (const ir::Graph& g : program->ranks) {
     for (const ir::Node& node : g.nodes) {
-      if (node.kind != ir::NodeKind::kOperator) continue;
+      if (node.kind != ir::NodeKind::kOperator || IsOpaqueNode(node)) continue;
       const ir::OpInfo& info = FindOperator(node, g.file, node.def_line);
       if (info.traits.collective == ir::CollectiveKind::kNone ||
           info.traits.collective == ir::CollectiveKind::kWait) {
@@ -119,6 +200,7 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
       }
       CollectiveCall call;
       call.node = &node;
+      call.kind = info.traits.collective;
       call.op = node.op.ToString();
       if (!info.traits.reduce_op_arg.empty()) {
         std::optional<ir::Value> reduce = BoundArg(info, node, info.traits.reduce_op_arg);
@@ -137,11 +219,44 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
                                "', which has " + std::to_string(members.size()) + " ranks");
         }
       }
+      if (info.traits.collective == ir::CollectiveKind::kBroadcast) {
+        if (std::optional<ir::Value> src = BoundArg(info, node, "src")) {
+          if (!src->is_int()) {
+            throw InputError(g.file, node.def_line,
+                             "src of " + DescribeNode(node) + " must be an integer");
+          }
+          call.src = src->as_int();
+        }
+      }
       std::vector<ir::TensorRef> inputs = node.TensorInputs();
       call.input_type = "no tensor";
       if (!inputs.empty()) {
         const ir::NodeOutput& out = g.nodes.at(inputs[0].node).outputs.at(inputs[0].output);
         call.input_type = TypeText(out.type);
+        if (out.type && !out.type->shape.empty() && out.type->shape[0].is_static()) {
+          call.input_rows = out.type->shape[0].value();
+        }
+      }
+      if (info.traits.collective == ir::CollectiveKind::kAllToAll) {
+        if (!node.outputs.empty() && node.outputs[0].type && !node.outputs[0].type->shape.empty() &&
+            node.outputs[0].type->shape[0].is_static()) {
+          call.output_rows = node.outputs[0].type->shape[0].value();
+        }
+        for (bool input : {false, true}) {
+          const char* arg = input ? "input_split_sizes" : "output_split_sizes";
+          std::optional<ir::Value> v = BoundArg(info, node, arg);
+          // None (equal splits) or symbolic sizes: nothing to compare as written.
+          if (!v || !v->is_int_list()) continue;
+          std::vector<int64_t> sizes = v->as_int_list();
+          if (sizes.size() != members.size()) {
+            throw InputError(g.file, node.def_line,
+                             std::string(arg) + " " + ir::IntListText(sizes) + " of " +
+                                 DescribeNode(node) + " has " + std::to_string(sizes.size()) +
+                                 " entries but process group '" + *group + "' has " +
+                                 std::to_string(members.size()) + " ranks");
+          }
+          (input ? call.input_splits : call.output_splits) = std::move(sizes);
+        }
       }
       calls[*group][g.rank].push_back(std::move(call));
     }
@@ -182,6 +297,35 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
                              group + "' but rank " + std::to_string(first) + " (" + g0.file +
                              ") issues " + std::to_string(ref.size()) + "; the first unmatched is " +
                              Where(extra_graph, extra.node) + ": " + extra.Describe());
+      }
+    }
+    // all_to_all_single: what member a sends to member b (a's input_split_sizes[b]) is what b
+    // receives from a (b's output_split_sizes[a]); sequences agree here, so call i matches.
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (ref[i].kind != ir::CollectiveKind::kAllToAll) continue;
+      const size_t n = members.size();
+      for (size_t a = 0; a < n; ++a) {
+        const CollectiveCall& ca = seq_of(members[a]).at(i);
+        std::optional<std::vector<int64_t>> sends = ca.Splits(/*input=*/true, n);
+        if (!sends) continue;
+        for (size_t b = 0; b < n; ++b) {
+          const CollectiveCall& cb = seq_of(members[b]).at(i);
+          std::optional<std::vector<int64_t>> receives = cb.Splits(/*input=*/false, n);
+          if (!receives || (*sends)[b] == (*receives)[a]) continue;
+          const ir::Graph& ga = program->ranks.at(members[a]);
+          const ir::Graph& gb = program->ranks.at(members[b]);
+          throw InputError(
+              gb.file, cb.node->def_line,
+              "collective #" + std::to_string(i + 1) + " on process group '" + group +
+                  "' (all_to_all_single) disagrees on split sizes: " + Where(ga, ca.node) +
+                  " (rank " + std::to_string(members[a]) + ") sends " +
+                  std::to_string((*sends)[b]) + " rows to rank " + std::to_string(members[b]) +
+                  " (input splits " + ir::IntListText(*sends) + ") but " + Where(gb, cb.node) +
+                  " (rank " + std::to_string(members[b]) + ") receives " +
+                  std::to_string((*receives)[a]) + " rows from rank " +
+                  std::to_string(members[a]) + " (output splits " +
+                  ir::IntListText(*receives) + ")");
+        }
       }
     }
   }
@@ -253,6 +397,10 @@ ir::Program LoadProgram(const std::vector<std::string>& paths) {
     int32_t r = g.rank;
     program.ranks[r] = std::move(g);
   }
+  for (const ir::Graph& g : program.ranks) {
+    CheckCollectiveWaits(g);
+    CheckViews(g);
+  }
   CheckCollectives(&program, strict_files);
   return program;
 }
@@ -269,11 +417,16 @@ ir::Graph LoadGraph(const std::string& path) {
                        "expected one graph, the file holds " +
                            std::to_string(content.graphs.size()));
     }
+    CheckCollectiveWaits(content.graphs[0]);
+    CheckViews(content.graphs[0]);
     return std::move(content.graphs[0]);
   }
   FxOptions options;
   options.group_size = 1;
-  return ReadFxFile(path, options);
+  ir::Graph graph = ReadFxFile(path, options);
+  CheckCollectiveWaits(graph);
+  CheckViews(graph);
+  return graph;
 }
 
 }  // namespace gg::frontend

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frontend/json_format.h"
+#include "frontend/node_check.h"
 #include "util/diagnostic.h"
 
 #include <unistd.h>
@@ -124,6 +125,31 @@ TEST(Loader, BadInputsFailWithFileLineAndReason) {
       {"rank_twice", "rank_twice/b.py", 0, "rank 0 is given twice"},
       {"group_size_mismatch", "group_size_mismatch/fw.g0.r0.py", 10,
        "group_size argument 2"},
+      {"unsynchronized_read", "unsynchronized_read/fw.g0.r1.py", 10,
+       "'relu' (aten::relu.default) reads the result of the asynchronous collective 'all_reduce'"},
+      {"broadcast_src_mismatch", "broadcast_src_mismatch/fw.g0.r1.py", 7,
+       "differs between ranks"},
+      {"all_to_all_split_mismatch", "all_to_all_split_mismatch/fw.g0.r1.py", 7,
+       "disagrees on split sizes"},
+      {"view_of_transpose.py", "view_of_transpose.py", 10,
+       "'view' (aten::view.default) views 'transpose' of sizes [32, 8] and strides [1, 32] as "
+       "[256], which those strides cannot express without a copy: ATen raises here; use reshape"},
+      // Issue 19: inputs that once crashed, hung or were accepted wrongly.
+      {"untyped_constant.py", "untyped_constant.py", 6,
+       "'add' (aten::add.Tensor) reads the constant '_tensor_constant0' (line 5), which the "
+       "capture left without a type or a value"},
+      {"json_untyped_constant.json", "json_untyped_constant.json", 10,
+       "'y' (aten::mul.Tensor) reads the constant 'c' (line 9), which the capture left without"},
+      {"json_output_out_of_range.json", "json_output_out_of_range.json", 9,
+       "'y' (aten::relu.default) reads output 3 of 'x', which has 1 output(s)"},
+      {"element_count_overflow.py", "element_count_overflow.py", 3,
+       "the element count of 'f32[4611686018427387904, 4]' overflows a 64-bit integer"},
+      {"view_size_overflow.py", "view_size_overflow.py", 4,
+       "shape error in 'view' (aten::view.default): view: the element count of size "
+       "[4611686018427387904, 4, -1] overflows a 64-bit integer"},
+      {"negative_extent.py", "negative_extent.py", 3, "negative dimension '-1' in 'f32[-1, 6]'"},
+      {"dtype_mismatch.py", "dtype_mismatch.py", 4,
+       "type error in 'mm' (aten::mm.default): mm: dtypes differ: f32 and bf16"},
   };
   size_t bad_entries = 0;
   for (const auto& entry : fs::directory_iterator(kData + "/bad")) {
@@ -134,6 +160,8 @@ TEST(Loader, BadInputsFailWithFileLineAndReason) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.path);
     std::string path = kData + "/bad/" + c.path;
+    // An unknown operator is an error under --strict-ops only (else it loads opaque).
+    StrictOps strict(std::string(c.path) == "unknown_op.py");
     try {
       LoadProgram({path});
       ADD_FAILURE() << "no error";
@@ -155,6 +183,90 @@ TEST(Loader, CollectiveMismatchNamesBothFiles) {
     EXPECT_NE(msg.find("collective_mismatch/fw.g0.r1.py:8"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'sum'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'max'"), std::string::npos) << msg;
+  }
+}
+
+// An async collective's result is read only by its wait_tensor or after it (on a real machine the
+// buffer is unfinished before); vLLM's all_reduce is synchronous and needs no wait.
+TEST(Loader, AsyncCollectiveReadsWaitForTheirWait) {
+  try {
+    LoadProgram({kData + "/bad/unsynchronized_read"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("(line 8) before its wait_tensor"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("read the result of _c10d_functional.wait_tensor instead"),
+              std::string::npos)
+        << msg;
+  }
+  fs::path tmp = fs::temp_directory_path() / ("gg_loader_wait_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  auto write = [&](const std::string& body) {
+    std::ofstream out(tmp / "g.py");
+    out << "# Graph[rank=0](fw, gid=0)\n"
+           "class GraphModule(torch.nn.Module):\n"
+           "    def forward(self, x: \"f32[4, 4]\"):\n"
+           "        ar: \"f32[4, 4]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
+        << body;
+  };
+  // Read after its wait: the buffer is complete there (wait_tensor returns the same tensor).
+  write("        w: \"f32[4, 4]\" = torch.ops._c10d_functional.wait_tensor.default(ar)\n"
+        "        r: \"f32[4, 4]\" = torch.ops.aten.relu.default(ar)\n"
+        "        return (r, w)\n");
+  EXPECT_NO_THROW(LoadProgram({(tmp / "g.py").string()}));
+  EXPECT_NO_THROW(LoadGraph((tmp / "g.py").string()));
+  // Returned without any wait.
+  write("        return (ar,)\n");
+  try {
+    LoadProgram({(tmp / "g.py").string()});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5) << e.what();
+    EXPECT_NE(std::string(e.what()).find("without a wait_tensor"), std::string::npos) << e.what();
+  }
+  // vLLM's all_reduce is synchronous: read directly.
+  {
+    std::ofstream out(tmp / "g.py");
+    out << "# Graph[rank=0](fw, gid=0)\n"
+           "class GraphModule(torch.nn.Module):\n"
+           "    def forward(self, x: \"f32[4, 4]\"):\n"
+           "        ar: \"f32[4, 4]\" = torch.ops.vllm.all_reduce.default(x, 'tp:0')\n"
+           "        r: \"f32[4, 4]\" = torch.ops.aten.relu.default(ar)\n"
+           "        return (r,)\n";
+  }
+  EXPECT_NO_THROW(LoadProgram({(tmp / "g.py").string()}));
+  fs::remove_all(tmp);
+}
+
+// Arguments every member must give alike are compared across the ranks, naming both files.
+TEST(Loader, CollectiveArgumentsAgreeAcrossRanks) {
+  try {
+    LoadProgram({kData + "/bad/broadcast_src_mismatch"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("broadcast_src_mismatch/fw.g0.r0.py:7 (rank 0) does "
+                       "_c10d_functional::broadcast.default src 0"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("broadcast_src_mismatch/fw.g0.r1.py:7 (rank 1) does "
+                       "_c10d_functional::broadcast.default src 1"),
+              std::string::npos)
+        << msg;
+  }
+  // all_to_all_single: rank 0 sends 5 rows to rank 1, which expects 4 from it.
+  try {
+    LoadProgram({kData + "/bad/all_to_all_split_mismatch"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("all_to_all_split_mismatch/fw.g0.r0.py:7 (rank 0) sends 5 rows to rank 1"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("all_to_all_split_mismatch/fw.g0.r1.py:7 (rank 1) receives 4 rows from "
+                       "rank 0 (output splits [4, 4])"),
+              std::string::npos)
+        << msg;
   }
 }
 

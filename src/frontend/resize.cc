@@ -101,6 +101,13 @@ void CollectSlots(ir::Value& value, const ResizeMap& sizes, std::vector<MappedSl
 std::vector<MappedSlot> SizeSlots(ir::Node& node, const ResizeMap& sizes, const std::string& file) {
   std::vector<MappedSlot> slots;
   if (node.kind != ir::NodeKind::kOperator) return slots;
+  if (IsOpaqueNode(node)) {
+    throw InputError(file, node.def_line,
+                     "cannot resize " + DescribeNode(node) +
+                         ": the operator is unknown to GraphGuard (loaded opaque from its "
+                         "annotation), so its output types cannot be recomputed; resize without "
+                         "it or add the operator to the registry in src/ir/ops_*.cc");
+  }
   const ir::OpInfo& info = FindOperator(node, file, node.def_line);
   const std::vector<ir::ArgSchema>& schema = info.schema.args;
   for (size_t i = 0; i < node.args.size() && i < schema.size(); ++i) {
@@ -164,7 +171,13 @@ ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
     ir::Node& node = resized.nodes[id];
     const ir::Node& original = graph.nodes[id];
     if (node.kind != ir::NodeKind::kOperator) {
-      for (ir::NodeOutput& out : node.outputs) ResizeType(out.type, sizes);
+      for (ir::NodeOutput& out : node.outputs) {
+        ResizeType(out.type, sizes);
+        std::string why;
+        if (out.type && !ir::ParseTensorType(out.type->ToString(), &why)) {
+          throw InputError(file, node.def_line, context + "'" + node.name + "': " + why);
+        }
+      }
       continue;
     }
     // Every mapped size literal is resized; when the shape rule then rejects the node (an extent

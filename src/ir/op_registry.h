@@ -60,6 +60,13 @@ class ShapeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A shape rule's complaint about dtypes (mm of f32 and bf16, a mask that is not bool): the
+// frontend reports it as a type error rather than a shape error.
+class DTypeError : public ShapeError {
+ public:
+  using ShapeError::ShapeError;
+};
+
 enum class CollectiveKind {
   kNone,
   kAllReduce,       // reduce op + group
@@ -78,6 +85,9 @@ struct OpTraits {
   bool custom = false;         // not an ATen core op (apex, vLLM, capture markers)
   bool nondeterministic_init = false;  // empty/empty_like: contents unspecified
   bool metadata_only = false;  // zeros_like/new_zeros/...: reads only its tensors' shape and dtype
+  // An asynchronous collective (torch's _c10d_functional ops): its result may be read only by
+  // the wait_tensor that completes it, or after that wait (the loader checks).
+  bool async_result = false;
 };
 
 // What a shape rule sees.

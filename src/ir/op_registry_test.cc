@@ -560,6 +560,14 @@ TEST(OpRegistryTest, Traits) {
   EXPECT_EQ(vllm.collective, CollectiveKind::kAllReduce);
   EXPECT_EQ(vllm.group_arg, "group_name");
   EXPECT_TRUE(vllm.custom);
+  // torch's functional collectives complete at their wait_tensor; vLLM's all_reduce is synchronous.
+  EXPECT_TRUE(ar.async_result);
+  EXPECT_TRUE(rs.async_result);
+  EXPECT_TRUE(traits("_c10d_functional::all_gather_into_tensor").async_result);
+  EXPECT_TRUE(traits("_c10d_functional::broadcast").async_result);
+  EXPECT_TRUE(traits("_c10d_functional::all_to_all_single").async_result);
+  EXPECT_FALSE(traits("_c10d_functional::wait_tensor").async_result);
+  EXPECT_FALSE(vllm.async_result);
   EXPECT_TRUE(traits("aten::native_dropout").random);
   EXPECT_FALSE(traits("aten::add.Tensor").random);
   EXPECT_TRUE(traits("aten::empty.memory_format").nondeterministic_init);

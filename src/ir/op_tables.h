@@ -31,6 +31,13 @@ inline OpTraits Collective(CollectiveKind kind, std::string group_arg, std::stri
           .reduce_op_arg = std::move(reduce_op_arg),
           .custom = custom};
 }
+// A collective whose result is ready only after its wait_tensor.
+inline OpTraits AsyncCollective(CollectiveKind kind, std::string group_arg,
+                                std::string reduce_op_arg) {
+  OpTraits t = Collective(kind, std::move(group_arg), std::move(reduce_op_arg));
+  t.async_result = true;
+  return t;
+}
 }  // namespace traits
 
 std::vector<OpEntry> ElementwiseOps();

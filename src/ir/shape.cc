@@ -1,6 +1,8 @@
 #include "ir/shape.h"
 
+#include <algorithm>
 #include <cassert>
+#include <climits>
 #include <cctype>
 #include <charconv>
 #include <stdexcept>
@@ -23,7 +25,14 @@ Dim Combine(const Dim& a, const Dim& b, char op) {
   return Dim::Symbol(Operand(a) + op + Operand(b));
 }
 
+[[noreturn]] void Overflow(int64_t a, char op, int64_t b) {
+  throw DimOverflow("size arithmetic overflows a 64-bit integer: " + std::to_string(a) + " " + op +
+                    " " + std::to_string(b));
+}
+
 int64_t FloorDiv(int64_t a, int64_t b) {
+  if (b == 0) throw DimOverflow("size arithmetic divides by zero: " + std::to_string(a) + " / 0");
+  if (b == -1 && a == INT64_MIN) Overflow(a, '/', b);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -45,21 +54,33 @@ int64_t Dim::value() const {
 std::string Dim::ToString() const { return is_static() ? std::to_string(value_) : symbol_; }
 
 Dim operator+(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.value_ + b.value_);
+  if (a.is_static() && b.is_static()) {
+    int64_t out = 0;
+    if (__builtin_add_overflow(a.value_, b.value_, &out)) Overflow(a.value_, '+', b.value_);
+    return Dim(out);
+  }
   if (a.is_static() && a.value_ == 0) return b;
   if (b.is_static() && b.value_ == 0) return a;
   return Combine(a, b, '+');
 }
 
 Dim operator-(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.value_ - b.value_);
+  if (a.is_static() && b.is_static()) {
+    int64_t out = 0;
+    if (__builtin_sub_overflow(a.value_, b.value_, &out)) Overflow(a.value_, '-', b.value_);
+    return Dim(out);
+  }
   if (b.is_static() && b.value_ == 0) return a;
   if (a == b) return Dim(0);
   return Combine(a, b, '-');
 }
 
 Dim operator*(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.value_ * b.value_);
+  if (a.is_static() && b.is_static()) {
+    int64_t out = 0;
+    if (__builtin_mul_overflow(a.value_, b.value_, &out)) Overflow(a.value_, '*', b.value_);
+    return Dim(out);
+  }
   if (a.is_static() && a.value_ == 1) return b;
   if (b.is_static() && b.value_ == 1) return a;
   if ((a.is_static() && a.value_ == 0) || (b.is_static() && b.value_ == 0)) return Dim(0);
@@ -122,6 +143,7 @@ std::optional<TensorType> ParseTensorType(const std::string& text, std::string* 
   type.dtype = *dtype;
   std::string body = text.substr(open + 1, text.size() - open - 2);
   size_t pos = 0;
+  int64_t elements = 1;
   while (pos < body.size()) {
     size_t comma = body.find(',', pos);
     if (comma == std::string::npos) comma = body.size();
@@ -129,6 +151,10 @@ std::optional<TensorType> ParseTensorType(const std::string& text, std::string* 
     size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
     if (b == std::string::npos) return fail("empty dimension in '" + text + "'");
     item = item.substr(b, e - b + 1);
+    if (item[0] == '-') {
+      return fail("negative dimension '" + item + "' in '" + text +
+                  "': extents are non-negative integers or symbols such as s0");
+    }
     if (std::isdigit(static_cast<unsigned char>(item[0]))) {
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
@@ -136,12 +162,22 @@ std::optional<TensorType> ParseTensorType(const std::string& text, std::string* 
         return fail("bad dimension '" + item + "' in '" + text + "'");
       }
       type.shape.emplace_back(v);
+      // The product of the nonzero extents must fit, so every partial product does too.
+      if (v != 0 && __builtin_mul_overflow(elements, v, &elements)) {
+        return fail("the element count of '" + text + "' overflows a 64-bit integer");
+      }
     } else {
       for (char c : item) {
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '*' || c == '+' ||
               c == '-' || c == '/' || c == '(' || c == ')')) {
           return fail("bad symbolic dimension '" + item + "' in '" + text + "'");
         }
+      }
+      if (std::none_of(item.begin(), item.end(), [](char c) {
+            return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+          })) {
+        return fail("bad dimension '" + item + "' in '" + text +
+                    "' (expected an integer or a symbol such as s0)");
       }
       type.shape.push_back(Dim::Symbol(item));
     }

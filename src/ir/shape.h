@@ -7,12 +7,20 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ir/dtype.h"
 
 namespace gg::ir {
+
+// Static size arithmetic that overflows int64 (or divides by zero): bad input, never a wrapped
+// size. Shape rules let it propagate; the frontend reports it as a shape error of the node.
+class DimOverflow : public std::overflow_error {
+ public:
+  using std::overflow_error::overflow_error;
+};
 
 class Dim {
  public:

@@ -60,13 +60,13 @@ void RequireRank(const ShapeContext& ctx, const std::string& what, const TensorT
 
 void RequireSameDType(const ShapeContext& ctx, const TensorType& a, const TensorType& b) {
   if (a.dtype != b.dtype) {
-    RuleError(ctx, "dtypes differ: " + Str(a.dtype) + " and " + Str(b.dtype));
+    DTypeRuleError(ctx, "dtypes differ: " + Str(a.dtype) + " and " + Str(b.dtype));
   }
 }
 
 void RequireIntegral(const ShapeContext& ctx, const std::string& what, const TensorType& t) {
   if (!IsIntegral(t.dtype, false)) {
-    RuleError(ctx, what + " must be an integer tensor, got " + Str(t.dtype));
+    DTypeRuleError(ctx, what + " must be an integer tensor, got " + Str(t.dtype));
   }
 }
 
@@ -139,7 +139,7 @@ DType MeanDType(const ShapeContext& ctx) {
   const TensorType& self = FirstTensorArg(ctx);
   DType dtype = DTypeArg(ctx, "dtype").value_or(self.dtype);
   if (!IsFloatingPoint(dtype) && !IsComplex(dtype)) {
-    RuleError(ctx, "expected a floating point or complex input, got " + Str(dtype));
+    DTypeRuleError(ctx, "expected a floating point or complex input, got " + Str(dtype));
   }
   return dtype;
 }
@@ -169,6 +169,10 @@ std::string RuleLabel(const ShapeContext& ctx) {
 
 void RuleError(const ShapeContext& ctx, const std::string& message) {
   throw ShapeError(RuleLabel(ctx) + ": " + message);
+}
+
+void DTypeRuleError(const ShapeContext& ctx, const std::string& message) {
+  throw DTypeError(RuleLabel(ctx) + ": " + message);
 }
 
 int64_t IntArg(const ShapeContext& ctx, const std::string& name) {
@@ -451,7 +455,7 @@ Outputs UnaryFloat(const ShapeContext& ctx) {
 Outputs UnaryFloatOnly(const ShapeContext& ctx) {
   const TensorType& t = FirstTensorArg(ctx);
   if (!IsFloatingPoint(t.dtype) && !IsComplex(t.dtype)) {
-    RuleError(ctx, "expected a floating-point tensor, got " + Str(t.dtype));
+    DTypeRuleError(ctx, "expected a floating-point tensor, got " + Str(t.dtype));
   }
   return {t};
 }
@@ -475,7 +479,7 @@ Outputs BroadcastIntegral(const ShapeContext& ctx) {
   Pointwise p = ReadPointwise(ctx, FirstTwo(ctx));
   DType dtype = ResultType(p.operands);
   if (!IsIntegral(dtype, true)) {
-    RuleError(ctx, "expected integral or bool tensors, got " + Str(dtype));
+    DTypeRuleError(ctx, "expected integral or bool tensors, got " + Str(dtype));
   }
   return {TensorType{dtype, p.shape}};
 }
@@ -487,7 +491,9 @@ Outputs Compare(const ShapeContext& ctx) {
 
 Outputs Where(const ShapeContext& ctx) {
   const TensorType& cond = ctx.TensorArg("condition");
-  if (cond.dtype != DType::kBool) RuleError(ctx, "condition must be bool, got " + Str(cond.dtype));
+  if (cond.dtype != DType::kBool) {
+    DTypeRuleError(ctx, "condition must be bool, got " + Str(cond.dtype));
+  }
   Pointwise p = ReadPointwise(ctx, {"self", "other"});
   return {TensorType{ResultType(p.operands), BroadcastShapes(ctx, cond.shape, p.shape)}};
 }
@@ -495,7 +501,7 @@ Outputs Where(const ShapeContext& ctx) {
 Outputs MaskedFill(const ShapeContext& ctx) {
   const TensorType& self = ctx.TensorArg("self");
   const TensorType& mask = ctx.TensorArg("mask");
-  if (mask.dtype != DType::kBool) RuleError(ctx, "mask must be bool, got " + Str(mask.dtype));
+  if (mask.dtype != DType::kBool) DTypeRuleError(ctx, "mask must be bool, got " + Str(mask.dtype));
   if (ctx.args["value"].is_tensor() && !ctx.TensorArg("value").shape.empty()) {
     RuleError(ctx, "value must be a 0-D tensor, got " + Str(ctx.TensorArg("value").shape));
   }
@@ -532,7 +538,7 @@ Outputs Softmax(const ShapeContext& ctx) {
   NormalizeDim(ctx, IntArg(ctx, "dim"), static_cast<int64_t>(t.shape.size()));
   if (BoolArg(ctx, "half_to_float")) {
     if (t.dtype != DType::kFloat16 && t.dtype != DType::kBFloat16) {
-      RuleError(ctx, "half_to_float needs a half-precision input, got " + Str(t.dtype));
+      DTypeRuleError(ctx, "half_to_float needs a half-precision input, got " + Str(t.dtype));
     }
     t.dtype = DType::kFloat32;
   }
@@ -685,7 +691,9 @@ Outputs View(const ShapeContext& ctx) {
       infer = static_cast<int>(i);
     } else if (size[i].is_static()) {
       if (size[i].value() < 0) RuleError(ctx, "invalid size " + Str(size));
-      out_static *= size[i].value();
+      if (__builtin_mul_overflow(out_static, size[i].value(), &out_static)) {
+        RuleError(ctx, "the element count of size " + Str(size) + " overflows a 64-bit integer");
+      }
     } else {
       out_symbols.insert(size[i].symbol());
     }
@@ -694,7 +702,9 @@ Outputs View(const ShapeContext& ctx) {
   std::multiset<std::string> in_symbols;
   for (const Dim& d : self.shape) {
     if (d.is_static()) {
-      in_static *= d.value();
+      if (__builtin_mul_overflow(in_static, d.value(), &in_static)) {
+        RuleError(ctx, "the element count of " + Str(self.shape) + " overflows a 64-bit integer");
+      }
     } else {
       in_symbols.insert(d.symbol());
     }
@@ -999,7 +1009,7 @@ DType VarDType(const ShapeContext& ctx) {
   DType d = FirstTensorArg(ctx).dtype;
   if (d == DType::kComplex64) return DType::kFloat32;
   if (d == DType::kComplex128) return DType::kFloat64;
-  if (!IsFloatingPoint(d)) RuleError(ctx, "expected a floating point input, got " + Str(d));
+  if (!IsFloatingPoint(d)) DTypeRuleError(ctx, "expected a floating point input, got " + Str(d));
   return d;
 }
 }  // namespace
@@ -1016,7 +1026,7 @@ Outputs VarMean(const ShapeContext& ctx) {
 Outputs VectorNorm(const ShapeContext& ctx) {
   DType d = DTypeArg(ctx, "dtype").value_or(FirstTensorArg(ctx).dtype);
   if (!IsFloatingPoint(d) && !IsComplex(d)) {
-    RuleError(ctx, "expected a floating point or complex input, got " + Str(d));
+    DTypeRuleError(ctx, "expected a floating point or complex input, got " + Str(d));
   }
   if (d == DType::kComplex64) d = DType::kFloat32;
   if (d == DType::kComplex128) d = DType::kFloat64;
@@ -1211,8 +1221,8 @@ Outputs IndexPut(const ShapeContext& ctx) {
   const TensorType& self = ctx.TensorArg("self");
   const TensorType& values = ctx.TensorArg("values");
   if (values.dtype != self.dtype) {
-    RuleError(ctx, "values dtype " + Str(values.dtype) + " differs from self dtype " +
-                       Str(self.dtype));
+    DTypeRuleError(ctx, "values dtype " + Str(values.dtype) + " differs from self dtype " +
+                            Str(self.dtype));
   }
   OptionalTensorListArg(ctx, "indices");  // validates the list
   return {self};

@@ -20,6 +20,8 @@ using Outputs = std::vector<std::optional<TensorType>>;
 // "mm" for aten operators, "ns::name" otherwise: the prefix of every ShapeError message.
 std::string RuleLabel(const ShapeContext& ctx);
 [[noreturn]] void RuleError(const ShapeContext& ctx, const std::string& message);
+// The same for a dtype problem (throws DTypeError, reported as a type error).
+[[noreturn]] void DTypeRuleError(const ShapeContext& ctx, const std::string& message);
 
 int64_t IntArg(const ShapeContext& ctx, const std::string& name);
 std::optional<int64_t> OptionalIntArg(const ShapeContext& ctx, const std::string& name);

@@ -27,6 +27,28 @@ TEST(ShapeTest, RejectsMalformedAnnotations) {
   EXPECT_NE(why.find("unknown dtype"), std::string::npos);
   EXPECT_FALSE(ParseTensorType("f32[8,", &why));
   EXPECT_FALSE(ParseTensorType("f32[8,,2]", &why));
+  // Issue 19: a negative extent was read as a symbol named "-1"; an element count that wraps in
+  // 64 bits made a view of 2^62 x 4 elements f32[0].
+  EXPECT_FALSE(ParseTensorType("f32[-1, 6]", &why));
+  EXPECT_NE(why.find("negative dimension '-1'"), std::string::npos) << why;
+  EXPECT_FALSE(ParseTensorType("f32[(-1), 6]", &why));
+  EXPECT_NE(why.find("bad dimension '(-1)'"), std::string::npos) << why;
+  EXPECT_FALSE(ParseTensorType("f32[4611686018427387904, 4]", &why));
+  EXPECT_NE(why.find("overflows a 64-bit integer"), std::string::npos) << why;
+  EXPECT_FALSE(ParseTensorType("f32[0, 4611686018427387904, 4]", &why));
+  EXPECT_TRUE(ParseTensorType("f32[0, 4611686018427387904]", &why)) << why;
+  EXPECT_TRUE(ParseTensorType("f32[s0-1, 6]", &why)) << why;
+}
+
+TEST(ShapeTest, StaticArithmeticOverflowThrows) {
+  const Dim big(int64_t{1} << 62);
+  EXPECT_THROW(big * Dim(4), DimOverflow);
+  EXPECT_THROW(big + big, DimOverflow);
+  EXPECT_THROW(Dim(INT64_MIN) - Dim(1), DimOverflow);
+  EXPECT_THROW(Dim(INT64_MIN) / Dim(-1), DimOverflow);
+  EXPECT_THROW(Dim(4) / Dim(0), DimOverflow);
+  EXPECT_THROW(NumElements({big, 4}), DimOverflow);
+  EXPECT_EQ(NumElements({big, 1}), big);
 }
 
 TEST(ShapeTest, SymbolicArithmetic) {

@@ -53,7 +53,10 @@ RankStats ComputeRankStats(const ir::Graph& graph) {
     if (node.functionalized) key += " [functionalized]";
     ++histogram[key];
     const ir::OpInfo* info = registry.Find(node.op);
-    if (info == nullptr) continue;
+    if (info == nullptr) {
+      ++stats.unknown_operators[node.op.ToString()];
+      continue;
+    }
     ir::CollectiveKind kind = info->traits.collective;
     if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait) continue;
     ++stats.collectives[GroupOf(*info, node)][CollectiveKindName(kind)];
@@ -101,6 +104,15 @@ std::string FormatStats(const ProgramStats& stats) {
       bool first = true;
       for (const auto& [kind, count] : kinds) {
         out << (first ? " " : ", ") << kind << " " << count;
+        first = false;
+      }
+      out << "\n";
+    }
+    if (!rank.unknown_operators.empty()) {
+      out << "  unknown operators (opaque, typed from the file):";
+      bool first = true;
+      for (const auto& [op, count] : rank.unknown_operators) {
+        out << (first ? " " : ", ") << op << " " << count;
         first = false;
       }
       out << "\n";

@@ -30,6 +30,9 @@ struct RankStats {
   // group name -> collective kind ("all_reduce", "all_gather", ...) -> count. wait_tensor is not
   // a collective of its own (it is counted among the operators).
   std::map<std::string, std::map<std::string, int64_t>> collectives;
+  // Operators the registry does not know (loaded as opaque nodes typed from the file's
+  // annotations) -> count, in operator-name order.
+  std::map<std::string, int64_t> unknown_operators;
 };
 
 struct ProgramStats {

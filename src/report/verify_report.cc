@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ir/op_registry.h"
 #include "util/diagnostic.h"
 
 namespace gg::report {
@@ -42,6 +43,22 @@ const std::vector<InferredRelation>* RelationsOf(const VerifyResult& result,
                                                  const std::string& name) {
   auto it = result.relations.find(name);
   return it == result.relations.end() ? nullptr : &it->second;
+}
+
+// Operators the registry does not know (loaded opaque from their annotations) -> how many nodes
+// of S and of every rank of D call them, in operator-name order.
+std::map<std::string, int64_t> UnknownOperators(const ir::Graph& s_graph,
+                                                const ir::Program& d_program) {
+  std::map<std::string, int64_t> counts;
+  auto count = [&](const ir::Graph& g) {
+    for (const ir::Node& node : g.nodes) {
+      if (node.kind != ir::NodeKind::kOperator) continue;
+      if (ir::OpRegistry::Default().Find(node.op) == nullptr) ++counts[node.op.ToString()];
+    }
+  };
+  count(s_graph);
+  for (const ir::Graph& g : d_program.ranks) count(g);
+  return counts;
 }
 
 std::string StatusLine(const NodeOutcome& outcome) {
@@ -266,10 +283,28 @@ nlohmann::ordered_json NodeJson(const NodeOutcome& n, const ir::Graph& s_graph, 
 
 }  // namespace
 
+std::string VerdictLine(const VerifyResult& result) {
+  std::string line(symbolic::VerdictName(result.verdict));
+  if (result.verdict == symbolic::Verdict::kRefines && !result.premises.empty()) {
+    const size_t n = result.premises.size();
+    line += " under " + std::to_string(n) + (n == 1 ? " premise" : " premises") + " (";
+    constexpr size_t kShown = 3;
+    constexpr size_t kTextChars = 60;  // the premises section has each in full
+    for (size_t i = 0; i < n && i < kShown; ++i) {
+      const std::string& text = result.premises[i].text;
+      line += (i ? "; " : "") + result.premises[i].kind + " " +
+              (text.size() <= kTextChars ? text : text.substr(0, kTextChars - 3) + "...");
+    }
+    if (n > kShown) line += "; and " + std::to_string(n - kShown) + " more, see premises";
+    line += ")";
+  }
+  return line + ": " + result.summary;
+}
+
 std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_graph,
                              const ir::Program& d_program, const VerifyRunInfo& info) {
   std::ostringstream out;
-  out << symbolic::VerdictName(result.verdict) << ": " << result.summary << "\n";
+  out << VerdictLine(result) << "\n";
   out << "\ninputs\n";
   AppendRow(out, "sequential", info.seq + " (" + std::to_string(s_graph.nodes.size()) + " nodes)");
   std::string dist;
@@ -279,6 +314,13 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
                 (d_program.world_size() == 1 ? "" : "s") + ")");
   AppendRow(out, "relations", info.relations);
 
+  if (!result.premises.empty()) {
+    out << "\npremises (taken as given, not proved)\n";
+    for (const symbolic::Premise& p : result.premises) {
+      out << "  " << p.kind << std::string(p.kind.size() < 9 ? 9 - p.kind.size() : 1, ' ')
+          << p.text << "  [" << p.origin << "]\n";
+    }
+  }
   if (auto where = Localize(result)) AppendFailure(out, result, s_graph, *where);
   if (result.evidence) AppendEvidence(out, *result.evidence);
 
@@ -312,6 +354,14 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
                   "towards them, " + std::to_string(result.hints_fell_back) +
                   " by the full search after it");
   }
+  std::map<std::string, int64_t> unknown = UnknownOperators(s_graph, d_program);
+  if (!unknown.empty()) {
+    std::string list;
+    for (const auto& [op, count] : unknown) {
+      list += (list.empty() ? "" : ", ") + op + " " + std::to_string(count);
+    }
+    AppendRow(out, "unknown operators", list + " (opaque, typed from the files; S and D)");
+  }
   if (info.timing) AppendRow(out, "time", Seconds(result.seconds));
   return out.str();
 }
@@ -337,6 +387,12 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
           ? nlohmann::ordered_json(nullptr)
           : nlohmann::ordered_json(symbolic::UnknownCauseName(result.unknown_cause));
   j["summary"] = result.summary;
+  j["verdict_line"] = VerdictLine(result);
+  nlohmann::ordered_json premises = nlohmann::ordered_json::array();
+  for (const symbolic::Premise& p : result.premises) {
+    premises.push_back({{"kind", p.kind}, {"text", p.text}, {"origin", p.origin}});
+  }
+  j["premises"] = premises;
   j["evidence"] =
       result.evidence ? EvidenceJson(*result.evidence) : nlohmann::ordered_json(nullptr);
 
@@ -398,6 +454,12 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
                       {"proved", result.hints_proved},
                       {"related", result.hints_related},
                       {"fell_back", result.hints_fell_back}};
+  }
+  std::map<std::string, int64_t> unknown = UnknownOperators(s_graph, d_program);
+  if (!unknown.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& [op, count] : unknown) list.push_back({{"op", op}, {"count", count}});
+    stats["unknown_operators"] = list;
   }
   if (info.timing) stats["seconds"] = result.seconds;
   j["stats"] = stats;

@@ -36,8 +36,12 @@ struct VerifyRunInfo {
   bool timing = true;  // false: no wall-clock values anywhere (golden files)
 };
 
-// The readable report: verdict line first, then where/why for VIOLATION and UNKNOWN, the table of
-// expected outputs, and statistics.
+// The report's first line: the verdict, for a REFINES resting on premises "REFINES under N
+// premises (the first three)", then the summary.
+std::string VerdictLine(const symbolic::VerifyResult& result);
+
+// The readable report: verdict line first, then the premises, where/why for VIOLATION and
+// UNKNOWN, the table of expected outputs, and statistics.
 std::string FormatVerifyText(const symbolic::VerifyResult& result, const ir::Graph& s_graph,
                              const ir::Program& d_program, const VerifyRunInfo& info);
 

@@ -64,6 +64,46 @@ TEST(VerifyReportText, RefinesStartsWithVerdictAndListsOutputs) {
             std::string::npos);
 }
 
+// A REFINES that rests on an assumed relation says so in its first line, lists the premise in
+// its own section and in the JSON report (it once read "REFINES ... 0 S operators related").
+TEST(VerifyReportText, RefinesUnderPremisesSaysSoFirst) {
+  GoalRun run = RunGoal("matmul_colpar");
+  symbolic::RelationSpec spec = symbolic::RelationSpec::Parse(
+      "input x = replicate\ninput w = shard(0)\nassume y = concat(1, [D.y@r for r in ranks])\n"
+      "output y = concat(1, [D.y@r for r in ranks])\n",
+      "cut.rel");
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
+                                symbolic::LemmaCatalogue::Default().Rules(), {});
+  ASSERT_EQ(run.result.verdict, symbolic::Verdict::kRefines) << run.result.summary;
+  ASSERT_EQ(run.result.premises.size(), 1u);
+  std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
+  EXPECT_EQ(FirstLine(text), "REFINES under 1 premise (assume y == concat(1, y@0, y@1)): " +
+                                 run.result.summary);
+  EXPECT_NE(text.find("\npremises (taken as given, not proved)\n"
+                      "  assume   y == concat(1, y@0, y@1)  [cut.rel:3]\n"),
+            std::string::npos)
+      << text;
+  nlohmann::ordered_json j = VerifyReportJson(run.result, run.s_graph, run.d_program, run.info);
+  ASSERT_EQ(j["premises"].size(), 1u);
+  EXPECT_EQ(j["premises"][0]["kind"], "assume");
+  EXPECT_EQ(j["premises"][0]["origin"], "cut.rel:3");
+  EXPECT_EQ(j["verdict_line"], FirstLine(text));
+
+  // More than three premises: the first three, then how many more.
+  symbolic::VerifyResult many = run.result;
+  for (int i = 0; i < 4; ++i) {
+    symbolic::AddPremises(&many, {{"constant", "c" + std::to_string(i) + " = 0", "x.rel:1"}});
+  }
+  EXPECT_EQ(VerdictLine(many),
+            "REFINES under 5 premises (assume y == concat(1, y@0, y@1); constant c0 = 0; constant "
+            "c1 = 0; and 2 more, see premises): " +
+                many.summary);
+  // Without premises the first line is unchanged.
+  many.premises.clear();
+  EXPECT_EQ(VerdictLine(many), "REFINES: " + many.summary);
+}
+
 // The missing all-reduce: every operator has a relation, but the output's (a sum over ranks) is
 // not shown equal to the expected replica; the report points at the operator producing the
 // output. The symbolic engine alone leaves it UNKNOWN (no relation).

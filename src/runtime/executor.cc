@@ -88,6 +88,11 @@ class RankRun {
         Advance();
         continue;
       }
+      if (ir::OpRegistry::Default().Find(node.op) == nullptr) {
+        RunOpaque(node);  // an operator unknown to the registry: by name, through ATen
+        Advance();
+        continue;
+      }
       const ir::OpInfo& info = Info(node);
       if (info.traits.collective != ir::CollectiveKind::kNone &&
           info.traits.collective != ir::CollectiveKind::kWait) {
@@ -238,6 +243,21 @@ class RankRun {
       throw;
     } catch (const std::exception& e) {
       Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
+    }
+    Store(node, std::move(outputs));
+  }
+
+  // An opaque node (its operator unknown to the registry, typed from the file): executed by
+  // name through the ATen dispatcher; an error naming the operator when LibTorch lacks it.
+  void RunOpaque(const ir::Node& node) {
+    std::vector<at::Tensor> outputs;
+    try {
+      outputs = CallByName(node, [&](ir::TensorRef ref) { return Value(ref, node); });
+      if (options_.transform_outputs) options_.transform_outputs(rank_, node, outputs);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      Fail(node, ErrorText(e));
     }
     Store(node, std::move(outputs));
   }

@@ -39,7 +39,8 @@ std::map<int64_t, at::Tensor> MakeLeaves(const SelfTestCase& c, uint64_t seed) {
         leaves[static_cast<int64_t>(id)] = at::randint(0, 2, shape, at::kLong).to(at::kBool);
         break;
       case SelfTestLeaf::Kind::kIndex:
-        leaves[static_cast<int64_t>(id)] = at::randint(0, spec.index_bound, shape, at::kLong);
+        leaves[static_cast<int64_t>(id)] =
+            at::randint(spec.index_low, spec.index_bound, shape, at::kLong);
         break;
       case SelfTestLeaf::Kind::kLhsValue:  // its term over the leaves before it
         leaves[static_cast<int64_t>(id)] = std::get<at::Tensor>(EvalTerm(spec.term, leaves));

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 namespace gg::runtime {
 
 at::ScalarType ToAten(ir::DType dtype) {
@@ -992,6 +994,132 @@ std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
     for (const std::string& name : mutated) {
       auto it = clones.find(name);
       outputs.push_back(it == clones.end() ? at::Tensor() : it->second);
+    }
+  }
+  return outputs;
+}
+
+namespace {
+
+// One argument of a node as the dispatcher's boxed calling convention wants it; `schema_type` is
+// the dispatcher's type of the argument ("Tensor[]", "int[]", ...), which decides empty lists.
+c10::IValue ToIValue(const ir::Value& value, const std::string& schema_type,
+                     const KernelCall::TensorLookup& lookup) {
+  if (value.is_none()) return c10::IValue();
+  if (value.is_tensor()) return c10::IValue(lookup(value.as_tensor()));
+  if (value.is_bool()) return c10::IValue(value.as_bool());
+  if (value.is_int()) return c10::IValue(value.as_int());
+  if (value.is_double()) return c10::IValue(value.as_double());
+  if (value.is_string()) return c10::IValue(value.as_string());
+  if (value.is_dtype()) return c10::IValue(ToAten(value.as_dtype()));
+  if (value.is_list()) {
+    const ir::Value::List& items = value.as_list();
+    const bool tensor_list = schema_type.find("Tensor") != std::string::npos;
+    if (tensor_list) {
+      bool optional = schema_type.find("Tensor?") != std::string::npos;
+      if (optional) {
+        c10::List<std::optional<at::Tensor>> list;
+        for (const ir::Value& item : items) {
+          if (item.is_none()) {
+            list.push_back(std::nullopt);
+          } else if (item.is_tensor()) {
+            list.push_back(lookup(item.as_tensor()));
+          } else {
+            throw std::invalid_argument("a Tensor?[] holds a non-tensor");
+          }
+        }
+        return c10::IValue(list);
+      }
+      c10::List<at::Tensor> list;
+      for (const ir::Value& item : items) {
+        if (!item.is_tensor()) throw std::invalid_argument("a Tensor[] holds a non-tensor");
+        list.push_back(lookup(item.as_tensor()));
+      }
+      return c10::IValue(list);
+    }
+    if (value.is_int_list()) return c10::IValue(value.as_int_list());
+    bool all_bool = true, all_number = true;
+    for (const ir::Value& item : items) {
+      all_bool = all_bool && item.is_bool();
+      all_number = all_number && (item.is_int() || item.is_double());
+    }
+    if (all_bool) {
+      c10::List<bool> list;
+      for (const ir::Value& item : items) list.push_back(item.as_bool());
+      return c10::IValue(list);
+    }
+    if (all_number) {
+      std::vector<double> list;
+      for (const ir::Value& item : items) list.push_back(item.as_double());
+      return c10::IValue(list);
+    }
+  }
+  throw std::invalid_argument("an argument of a kind the by-name call does not convert");
+}
+
+}  // namespace
+
+std::vector<at::Tensor> CallByName(const ir::Node& node, const KernelCall::TensorLookup& lookup) {
+  const std::string name = node.op.ns + "::" + node.op.name;
+  // The dispatcher names the default overload "".
+  const std::string overload = node.op.overload == "default" ? "" : node.op.overload;
+  std::optional<c10::OperatorHandle> handle =
+      c10::Dispatcher::singleton().findSchema({name, overload});
+  if (!handle) {
+    throw std::runtime_error(
+        "operator " + node.op.ToString() +
+        " is unknown to GraphGuard (loaded opaque from its annotation) and LibTorch has no "
+        "operator of that name in this process, so the numeric run cannot execute it; load "
+        "the library that defines it into LibTorch, or add it to the registry "
+        "(src/ir/ops_*.cc) and a kernel (src/runtime/op_kernels.cc)");
+  }
+  if (node.functionalized) {
+    throw std::runtime_error("operator " + node.op.ToString() +
+                             " is unknown to GraphGuard and called through auto_functionalized; "
+                             "the by-name call does not run mutating operators");
+  }
+  const c10::FunctionSchema& schema = handle->schema();
+  const std::vector<c10::Argument>& params = schema.arguments();
+  if (node.args.size() > params.size()) {
+    throw std::runtime_error("operator " + node.op.ToString() + " takes " +
+                             std::to_string(params.size()) + " arguments in LibTorch (" +
+                             schema.name() + "), the node gives " +
+                             std::to_string(node.args.size()) + " positional ones");
+  }
+  std::vector<c10::IValue> stack;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const c10::Argument& param = params[i];
+    const ir::Value* given = i < node.args.size() ? &node.args[i] : node.Kwarg(param.name());
+    try {
+      if (given != nullptr) {
+        stack.push_back(ToIValue(*given, param.type()->str(), lookup));
+      } else if (param.default_value()) {
+        stack.push_back(*param.default_value());
+      } else {
+        throw std::invalid_argument("it is not given and has no default");
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error("operator " + node.op.ToString() + ": argument '" +
+                               param.name() + "': " + e.what());
+    }
+  }
+  for (const ir::NamedArg& kw : node.kwargs) {
+    bool known = false;
+    for (const c10::Argument& param : params) known = known || param.name() == kw.name;
+    if (!known) {
+      throw std::runtime_error("operator " + node.op.ToString() + " has no argument '" + kw.name +
+                               "' in LibTorch's schema");
+    }
+  }
+  handle->callBoxed(&stack);
+  std::vector<at::Tensor> outputs;
+  for (const c10::IValue& result : stack) {
+    if (result.isTensor()) {
+      outputs.push_back(result.toTensor());
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& t : result.toTensorVector()) outputs.push_back(t);
+    } else {
+      outputs.push_back(at::Tensor());
     }
   }
   return outputs;

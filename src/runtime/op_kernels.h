@@ -92,4 +92,11 @@ std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
                                    const KernelCall::TensorLookup& lookup, RandomMode random,
                                    at::Device device = at::kCPU);
 
+// Executes an operator the registry does not know (an opaque node) by name through the ATen
+// dispatcher (c10::Dispatcher::findSchema with the node's "ns::name" and overload, then
+// callBoxed), binding the node's arguments to the dispatcher's schema. Throws
+// std::runtime_error naming the operator when LibTorch has no such operator or the arguments do
+// not bind; the outputs are the returned tensors (a Tensor[] return flattened).
+std::vector<at::Tensor> CallByName(const ir::Node& node, const KernelCall::TensorLookup& lookup);
+
 }  // namespace gg::runtime

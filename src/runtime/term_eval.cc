@@ -164,13 +164,25 @@ class Evaluator {
     }
     if (op == "embedding_bwd") {
       at::Tensor g = T(n, 0), ids = T(n, 1);
-      if (g.dim() == ids.dim() + 1) return at::embedding_dense_backward(g, ids, I(n, 2), -1, false);
-      // g [ids..., rest...] of an n-d weight's lookup: rows summed into [rows, rest...].
+      // g [ids..., rest...] (rest = [m] for a 2-d table): rows summed into [rows, rest...].
       std::vector<int64_t> rest(g.sizes().begin() + ids.dim(), g.sizes().end());
+      // Ids outside [0, rows) add nothing, as aten::embedding_dense_backward drops them.
       std::vector<int64_t> flat{-1}, out{I(n, 2)};
       flat.insert(flat.end(), rest.begin(), rest.end());
       out.insert(out.end(), rest.begin(), rest.end());
-      return at::zeros(out, g.options()).index_add_(0, ids.reshape({-1}), g.reshape(flat));
+      at::Tensor flat_ids = ids.reshape({-1});
+      at::Tensor keep = (flat_ids >= 0).logical_and(flat_ids < I(n, 2));
+      at::Tensor rows = g.reshape(flat);
+      std::vector<int64_t> keep_shape{-1};
+      keep_shape.resize(rows.dim(), 1);
+      rows = at::where(keep.reshape(keep_shape), rows, at::zeros({}, rows.options()));
+      return at::zeros(out, g.options())
+          .index_add_(0, at::where(keep, flat_ids, at::zeros_like(flat_ids)), rows);
+    }
+    if (op == "wrap_index") {
+      // where(ids < 0, ids + n, ids): aten::index's reading of ids in [-n, n), for any ids
+      at::Tensor ids = T(n, 0);
+      return at::where(ids < 0, ids + I(n, 1), ids);
     }
     if (op == "full") {
       return at::full(Ints(n, 2), F(n, 0),

@@ -6,6 +6,7 @@
 
 #include "ir/shape.h"
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::symbolic {
 namespace {
@@ -73,11 +74,7 @@ Hints ParseHints(const std::string& text, const std::string& file, const ir::Gra
 }
 
 Hints LoadHints(const std::string& path, const ir::Graph& s_graph, const ir::Program& d_program) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(path, 0, "cannot open the hint file");
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return ParseHints(buffer.str(), path, s_graph, d_program);
+  return ParseHints(ReadInputFile(path, "hint file"), path, s_graph, d_program);
 }
 
 std::string FormatHints(const Hints& hints, const ir::Graph& s_graph, const std::string& header) {

@@ -10,6 +10,7 @@
 
 #include "ir/op_registry.h"
 #include "symbolic/extract.h"
+#include "symbolic/index_domain.h"
 #include "symbolic/lowering.h"
 #include "symbolic/tensor_lang.h"
 
@@ -259,6 +260,8 @@ class LocalGraph {
   // Values of graph constants stated by the spec, for lowering S and D nodes that read them.
   void SetConstants(const ConstantValues* constants) { constants_ = constants; }
   const ConstantValues* constants() const { return constants_; }
+  // The spec's `rng positional`: random operators lower by their table entry (else unique).
+  void SetRngPositional(bool positional) { rng_positional_ = positional; }
   const LeafTable& leaves() const { return leaves_; }
 
   ClassId SLeaf(TensorRef ref) {
@@ -440,7 +443,7 @@ class LocalGraph {
     }
     LoweredNode lowered = LowerNode(
         egraph_, *analysis_, s_graph_, id, [&](TensorRef r) { return SLeaf(r); },
-        "S:" + std::to_string(id), constants_);
+        "S:" + std::to_string(id), constants_, rng_positional_);
     for (size_t i = 0; i < lowered.outputs.size(); ++i) {
       if (lowered.outputs[i]) {
         egraph_.Union(SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered.outputs[i],
@@ -583,7 +586,7 @@ class LocalGraph {
             input_classes.insert(c);
             return c;
           },
-          "D" + std::to_string(rank) + ":" + std::to_string(id), constants_);
+          "D" + std::to_string(rank) + ":" + std::to_string(id), constants_, rng_positional_);
       outputs = lowered.outputs;
       std::set<ClassId> canonical;
       for (ClassId c : input_classes) canonical.insert(egraph_.Find(c));
@@ -641,6 +644,7 @@ class LocalGraph {
   bool d_limit_hit_ = false;
   bool truncated_ = false;
   const ConstantValues* constants_ = nullptr;
+  bool rng_positional_ = false;
 };
 
 // Cost of clean terms: one per relation op or D tensor; constants are free; anything else is
@@ -800,6 +804,8 @@ std::string_view UnknownCauseName(UnknownCause cause) {
       return "no-relation";
     case UnknownCause::kConflict:
       return "conflict";
+    case UnknownCause::kOpaque:
+      return "opaque";
   }
   return "?";
 }
@@ -838,6 +844,12 @@ void ApplyNumericEvidence(VerifyResult* result, NumericEvidence evidence) {
   result->evidence = std::move(evidence);
 }
 
+void AddPremises(VerifyResult* result, const std::vector<Premise>& premises) {
+  std::set<Premise> all(result->premises.begin(), result->premises.end());
+  all.insert(premises.begin(), premises.end());
+  result->premises.assign(all.begin(), all.end());
+}
+
 VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
                     const std::vector<Rewrite>& rules, const InferenceOptions& options) {
   auto start = Clock::now();
@@ -845,6 +857,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   result.hints_given = options.hints != nullptr ? options.hints->count() : 0;
   DIndex d_index(d_program);
   d_index.SetConstants(&spec.constants);
+  const bool rng_positional = spec.rng_model == "positional";
   std::map<TensorRef, std::vector<InferredRelation>> known;
   auto remember = [&](const Relation& r, std::vector<std::string> proof) {
     auto& list = known[r.s_tensor];
@@ -909,7 +922,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
     return LowerNode(
         local.egraph(), local.analysis(), s_graph, sid,
         [&](TensorRef r) { return input_class(local, r, missing); }, "S:" + std::to_string(sid),
-        &spec.constants);
+        &spec.constants, rng_positional);
   };
 
   input_class = [&](LocalGraph& local, TensorRef in, std::vector<TensorRef>* missing) {
@@ -1006,6 +1019,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       outcome.hops = attempt.compute_hops;
       LocalGraph local(s_graph, d_program, d_index, attempt);
       local.SetConstants(&spec.constants);
+      local.SetRngPositional(rng_positional);
       std::vector<TensorRef> missing;
       // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
       std::set<ir::NodeId> inlined_here;
@@ -1123,6 +1137,15 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
           for (size_t i : outs) no_semantics = no_semantics || opaque[i];
           outcome.status = limit || no_semantics ? NodeStatus::kLimitHit : NodeStatus::kNoRelation;
           outcome.detail = missing_detail;
+          const ir::OpInfo* info = InfoOf(node);
+          if (no_semantics && info != nullptr && info->traits.random && !rng_positional) {
+            outcome.detail = "random operator " + node.op.ToString() +
+                             ": the spec states no RNG model, so its draws in S and in D are "
+                             "unrelated and nothing is proved through it; if every random "
+                             "operator of S and D draws the same value for the same element of "
+                             "the same logical tensor (a counter-based generator with offsets), "
+                             "state `rng positional` in the spec (docs/relations.md)";
+          }
           if (limit) {
             outcome.detail += local.d_limit_hit() ? "; stopped: D operator limit"
                                                   : "; stopped: " +
@@ -1246,6 +1269,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       // D's own equalities between the inferred and the expected D tensors (an all_to_all, a
       // gather between them) come from the D operators around both.
       local.SetConstants(&spec.constants);
+      local.SetRngPositional(rng_positional);
       local.ExpandD();
       local.egraph().Rebuild();
       auto same = [&](const EGraph& g) { return g.Find(leaf) == g.Find(target); };
@@ -1286,7 +1310,15 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
     std::string where = n.name + " (" + n.op.ToString() + ")";
     if (!n.source.empty()) where += " at " + n.source.ToString();
     result.verdict = Verdict::kUnknown;
-    if (f.status == NodeStatus::kLimitHit) {
+    if (f.status == NodeStatus::kLimitHit && n.kind == ir::NodeKind::kOperator &&
+        InfoOf(n) == nullptr) {
+      result.unknown_cause = UnknownCause::kOpaque;
+      result.summary = "S operator " + where +
+                       " is unknown to GraphGuard (loaded opaque from its annotation): " +
+                       f.detail +
+                       "; it is equal only by congruence (the same operator and arguments on "
+                       "equal inputs); add it to the registry and the lowering to prove through it";
+    } else if (f.status == NodeStatus::kLimitHit) {
       result.unknown_cause = UnknownCause::kLimit;
       result.summary = "could not relate " + where + ": " + f.detail;
     } else if (f.status == NodeStatus::kConflict) {
@@ -1314,6 +1346,13 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
     }
   }
   for (const auto& [ref, rels] : known) result.relations[s_graph.ValueName(ref)] = rels;
+  AddPremises(&result, spec.premises);
+  // Index ids proved non-negative only from the integer inputs' assumed non-negativity.
+  AddPremises(&result, IndexDomainPremises(s_graph, "S", &spec.constants));
+  for (int32_t r = 0; r < d_program.world_size(); ++r) {
+    const std::string where = "D rank " + std::to_string(r);
+    AddPremises(&result, IndexDomainPremises(d_program.rank(r), where, &spec.constants));
+  }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

@@ -106,8 +106,11 @@ enum class UnknownCause {
   kNoRelation,  // searches ended (saturated) without relating an operator or showing an output:
                 // S and D differ there, or the catalogue lacks a lemma
   kConflict,    // the e-graph equated tensors of different types: a lemma or the spec is wrong
+  kOpaque,      // the first failing S operator is unknown to the registry (an opaque node loaded
+                // from its annotation, equal only by congruence) and the proof must look inside
 };
-std::string_view UnknownCauseName(UnknownCause cause);  // "limit", "no-relation", "conflict"
+// "limit", "no-relation", "conflict", "opaque"
+std::string_view UnknownCauseName(UnknownCause cause);
 
 // The rounding tolerance of the numeric check is a model (tolerance.h), not a bound. Its known
 // misses were isolated: 1 to 3 elements of an accumulation beyond it by at most 1.2x. A failure
@@ -152,6 +155,9 @@ struct VerifyResult {
   UnknownCause unknown_cause = UnknownCause::kNone;  // why the symbolic engine left it UNKNOWN
   std::string summary;                               // one line
   std::optional<NumericEvidence> evidence;           // when the numeric engine was asked
+  // What the verdict takes as given (assumed relations, stated constants, spec premises, models
+  // of random operators), sorted and unique; a REFINES with any is "REFINES under N premises".
+  std::vector<Premise> premises;
   std::vector<NodeOutcome> nodes;                    // S operators inferred, in topological order
   std::vector<OutputCheck> outputs;                  // expected output relations
   std::optional<size_t> first_failure;               // index into nodes
@@ -170,6 +176,9 @@ struct VerifyResult {
 // evidence). `rules` is the lemma catalogue.
 VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
                     const std::vector<Rewrite>& rules, const InferenceOptions& options);
+
+// Adds premises to result->premises, keeping the list sorted and unique.
+void AddPremises(VerifyResult* result, const std::vector<Premise>& premises);
 
 // Records the numeric evidence of an UNKNOWN verdict and decides with it: a counterexample makes
 // it a VIOLATION (the symbolic engine still says where the proof stopped); outputs that agree

@@ -279,5 +279,55 @@ TEST(HintsInferenceTest, GptTp2WithRightHintsRefinesWithNoMoreWork) {
   EXPECT_LE(WorkNodes(hinted), WorkNodes(plain));
 }
 
+// Random operators relate only under the spec's RNG model: without `rng`, dropout on shards is
+// UNKNOWN at the dropout, and the summary names the operator and the statement; with
+// `rng positional` it REFINES under that premise.
+TEST(SemanticsTest, DropoutNeedsAnRngModel) {
+  fs::path dir = fs::path(GG_TEST_DATA_DIR) / "goals" / "dropout_cols_sharded";
+  ir::Graph s = frontend::LoadGraph((dir / "seq.py").string());
+  ir::Program d = frontend::LoadProgram({(dir / "dist").string()});
+  InferenceOptions options;
+  SpecResult plain = EvaluateSpec(RelationSpec::Load((dir / "no_rng.rel").string()), s, d);
+  VerifyResult unknown = Verify(s, d, plain, LemmaCatalogue::Default().Rules(), options);
+  EXPECT_EQ(unknown.verdict, Verdict::kUnknown) << Describe(unknown, s);
+  EXPECT_EQ(unknown.unknown_cause, UnknownCause::kLimit) << Describe(unknown, s);
+  EXPECT_NE(unknown.summary.find("random operator aten::native_dropout.default: the spec states "
+                                 "no RNG model"),
+            std::string::npos)
+      << unknown.summary;
+  EXPECT_NE(unknown.summary.find("state `rng positional` in the spec"), std::string::npos)
+      << unknown.summary;
+  EXPECT_TRUE(unknown.premises.empty());
+  SpecResult stated = EvaluateSpec(RelationSpec::Load((dir / "spec.rel").string()), s, d);
+  VerifyResult refines = Verify(s, d, stated, LemmaCatalogue::Default().Rules(), options);
+  EXPECT_EQ(refines.verdict, Verdict::kRefines) << Describe(refines, s);
+  ASSERT_EQ(refines.premises.size(), 1u);
+  EXPECT_EQ(refines.premises[0].kind, "rng");
+}
+
+// vLLM attention reads the KV cache of the layer its `layer_name` names: the same program reading
+// another layer's cache is not equated with S's attention (the correct one is, by the goal test).
+TEST(SemanticsTest, AttentionOfAnotherLayerDoesNotRefine) {
+  fs::path dir = fs::path(GG_TEST_DATA_DIR) / "goals" / "attention_heads_sharded";
+  ir::Graph s = frontend::LoadGraph((dir / "seq.py").string());
+  RelationSpec spec = RelationSpec::Load((dir / "spec.rel").string());
+  InferenceOptions options;
+  for (const char* dist : {"dist", "dist_wrong_layer"}) {
+    SCOPED_TRACE(dist);
+    ir::Program d = frontend::LoadProgram({(dir / dist).string()});
+    VerifyResult r =
+        Verify(s, d, EvaluateSpec(spec, s, d), LemmaCatalogue::Default().Rules(), options);
+    if (std::string(dist) == "dist") {
+      EXPECT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s);
+    } else {
+      EXPECT_EQ(r.verdict, Verdict::kUnknown) << Describe(r, s);
+      EXPECT_EQ(r.unknown_cause, UnknownCause::kNoRelation) << Describe(r, s);
+      ASSERT_TRUE(r.first_failure.has_value());
+      EXPECT_EQ(s.node(r.nodes[*r.first_failure].s_node).op.name,
+                "unified_attention_with_output");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gg::symbolic

@@ -335,7 +335,8 @@ struct VarSpec {
   // for lemmas about a concat of one piece repeated (expand's broadcast, see lowering.cc).
   enum class Kind { kTensor, kFlt, kInt, kIntList, kRandomInt, kCopies } kind = Kind::kTensor;
   SelfTestLeaf::Kind leaf = SelfTestLeaf::Kind::kReal;
-  std::string bound;                // index(v)
+  std::string bound;                // index(v), or the hi of index(lo..hi)
+  std::string low;                  // the lo of index(lo..hi) (empty: 0)
   std::vector<std::string> dims;    // tensor dims / integer list items
   std::string value, lo, hi;        // kInt value; kRandomInt range
   // A list of sections * W elements (`?xs: [a, m] x2`): per-section pieces of every rank, as a
@@ -413,6 +414,10 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
           size_t close = type.rfind(')', type.find('['));
           spec.leaf = SelfTestLeaf::Kind::kIndex;
           spec.bound = type.substr(6, close - 6);
+          if (size_t dots = spec.bound.find(".."); dots != std::string::npos) {
+            spec.low = Trim(spec.bound.substr(0, dots));
+            spec.bound = Trim(spec.bound.substr(dots + 2));
+          }
           type = Trim(type.substr(close + 1));
         }
         if (type.size() < 2 || type.front() != '[' || type.back() != ']') {
@@ -474,7 +479,11 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
     for (const std::string& dim : spec.dims) type.shape.emplace_back(draw.Eval(dim, element));
     SelfTestLeaf leaf_spec{spec.leaf, 0, "?" + name};
     if (element >= 0) leaf_spec.name += "[" + std::to_string(element) + "]";
-    if (spec.leaf == SelfTestLeaf::Kind::kIndex) leaf_spec.index_bound = draw.Eval(spec.bound, -1);
+    if (spec.leaf == SelfTestLeaf::Kind::kIndex) {
+      leaf_spec.index_bound = draw.Eval(spec.bound, -1);
+      if (!spec.low.empty()) leaf_spec.index_low = draw.Eval(spec.low, -1);
+      if (leaf_spec.index_low >= leaf_spec.index_bound) draw.Fail("empty index range");
+    }
     int32_t id = static_cast<int32_t>(out.leaves->size());
     TensorLeaf leaf{TensorLeaf::Side::kDist, 0, ir::TensorRef{id, 0}, type, leaf_spec.name};
     int64_t leaf_id = out.leaves->Intern(leaf);

@@ -7,6 +7,7 @@
 //   ?x: [m, k]            a float tensor; dims are size expressions (below)
 //   ?xs: [n*, k]          a list variable: world-size W tensors; `n*` is drawn per element
 //   ?m: bool[a, b]        a random mask;   ?i: index(v)[a]  random indices in [0, v)
+//   ?i: index(-v..v+2)[a] random indices in [-v, v+2) (an op defined past [0, v): its whole domain)
 //   ?f: flt               a random double (for `(flt ...)` operands such as scale factors)
 //   ?d = 1   ?ss = [a, b*c]   ?s in 0..a-1      integers, integer lists, a random integer
 //   W in 2..8             world-size range (default 1..8);  a in 2..3  size-symbol range (1..4)
@@ -70,9 +71,12 @@ struct SelfTestLeaf {
   // is `term` (TERM over the leaves made before it).
   enum class Kind : uint8_t { kReal, kBool, kIndex, kLhsValue };
   Kind kind = Kind::kReal;
-  int64_t index_bound = 0;  // kIndex: values in [0, bound)
+  int64_t index_bound = 0;  // kIndex: values in [index_low, bound)
   std::string name;         // "?xs[2]"
   RecExpr term;             // kLhsValue
+  // kIndex: `index(lo..hi)` draws from [lo, hi), for ops defined past [0, n) (embedding_bwd
+  // drops ids outside its rows, so its lemmas are tested on negative and too-large ids as well)
+  int64_t index_low = 0;
 };
 
 // One draw of one signature: the e-graph holding the LHS instance (and `also` terms) after one

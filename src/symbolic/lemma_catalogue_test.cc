@@ -70,6 +70,26 @@ TEST(LemmaCatalogueTest, BadSignatureNamesTheRule) {
   }
 }
 
+// `index(lo..hi)` draws ids from [lo, hi): an op defined past [0, n) is tested there too.
+TEST(LemmaCatalogueTest, IndexSignaturesMayReachNegativeIds) {
+  auto c = LemmaCatalogue::Load(
+      {{"t.rules", "# m\nr1: (embedding_bwd ?g ?i ?n) => (embedding_bwd ?g ?i ?n)\n"
+                   "#   test ?g: [a, m]; ?i: index(-v..v+2)[a]; ?n = v\n"}});
+  SelfTestCase t = RunLemmaSelfTest(c.lemmas()[0], 0, 0);
+  bool found = false;
+  for (const SelfTestLeaf& leaf : t.leaf_specs) {
+    if (leaf.kind != SelfTestLeaf::Kind::kIndex) continue;
+    found = true;
+    EXPECT_LT(leaf.index_low, 0) << leaf.name;
+    EXPECT_EQ(leaf.index_bound, -leaf.index_low + 2) << leaf.name;
+  }
+  EXPECT_TRUE(found);
+  auto empty = LemmaCatalogue::Load(
+      {{"t.rules", "# m\nr1: (embedding_bwd ?g ?i ?n) => (embedding_bwd ?g ?i ?n)\n"
+                   "#   test ?g: [a, m]; ?i: index(3..3)[a]; ?n = 3\n"}});
+  EXPECT_THROW(RunLemmaSelfTest(empty.lemmas()[0], 0, 0), InputError);
+}
+
 // Shape-level self-test (no LibTorch needed): every signature, several draws.
 TEST(LemmaCatalogueTest, EverySignatureInstantiatesAppliesAndStaysWellTyped) {
   for (const Lemma& lemma : Catalogue().lemmas()) {

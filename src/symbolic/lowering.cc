@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ir/op_registry.h"
+#include "symbolic/index_domain.h"
 
 namespace gg::symbolic {
 namespace {
@@ -55,14 +56,19 @@ class LowerContext {
  public:
   LowerContext(EGraph& egraph, const ir::Graph& graph,
                const ir::Node& node, const BoundArgs& args, const TensorClassFn& tensor_class,
-               const ConstantValues* constants = nullptr)
-      : constants_(constants),
+               const ConstantValues* constants = nullptr, bool rng_positional = false)
+      : rng_positional_(rng_positional),
+        constants_(constants),
         egraph_(egraph),
         graph_(graph),
         node_(node),
         args_(args),
         tensor_class_(tensor_class),
         lang_(TensorLanguage::Get()) {}
+
+  // The spec's `rng positional`: an entry of a random operator may lower a draw only then
+  // (docs/relations.md); otherwise it throws NotCovered and the node is opaque and unique.
+  bool rng_positional() const { return rng_positional_; }
 
   const Value& Arg(const char* name) const {
     if (!args_.has(name)) throw NotCovered{};
@@ -193,8 +199,10 @@ class LowerContext {
   }
   const ir::Graph& graph() const { return graph_; }
   ClassId TensorClass(ir::TensorRef ref) const { return tensor_class_(ref); }
+  const ConstantValues* constants() const { return constants_; }
 
  private:
+  bool rng_positional_;
   const ConstantValues* constants_;
   EGraph& egraph_;
   const ir::Graph& graph_;
@@ -425,7 +433,8 @@ Outputs LogSoftmax(const LowerContext& l) {
 // nll_loss_forward(x [N, C], t [N], None, reduction, ignore): the picked log-probabilities
 // -x[i, t[i]] with ignored targets masked to 0 (and read at column 0), summed, or averaged over
 // the targets kept. total_weight is that count (as a float). t == ignore is written
-// not(t < ignore or t >= ignore + 1), exact for integer targets.
+// not(t < ignore or t >= ignore + 1), exact for integer targets. Domain: nll_loss raises on a
+// kept target outside [0, C), so pick's (and nll_loss_backward's onehot's) ids are in range.
 Outputs NllLossForward(const LowerContext& l) {
   if (!l.IsNone("weight")) throw NotCovered{};
   const TensorType& x = l.InType("self");
@@ -518,6 +527,8 @@ Outputs MaxDim(const LowerContext& l) {
 
 Outputs Unsqueeze(const LowerContext& l) { return One(l.ReshapeTo(l.T("self"), 0)); }
 
+// Domain: aten::embedding raises on ids outside [0, V), so on every run that executes its ids
+// are in the range the embedding lemmas assume; no wrap and no proof needed.
 Outputs Embedding(const LowerContext& l) {
   if (l.I("padding_idx") != -1) throw NotCovered{};
   return One(l.Op("embedding", {l.T("weight"), l.T("indices")}));
@@ -540,10 +551,42 @@ Outputs NeScalar(const LowerContext& l) {
   return One(NotEqualMask(l, l.T("self"), c));
 }
 
+// where(x < 0, x + n, x) for integer x and an integer n: the wrap of negative ids that
+// aten::index applies, written by hand (a D that wraps as its S's index does): (wrap_index x n).
+std::optional<ClassId> WhereWrap(const LowerContext& l) {
+  const ir::Value& cond = l.Arg("condition");
+  const ir::Value& up = l.Arg("self");
+  const ir::Value& x = l.Arg("other");
+  if (!cond.is_tensor() || !up.is_tensor() || !x.is_tensor()) return std::nullopt;
+  const TensorType& type = l.graph().type(x.as_tensor());
+  if ((type.dtype != ir::DType::kInt64 && type.dtype != ir::DType::kInt32) ||
+      l.graph().type(up.as_tensor()) != type ||
+      l.graph().type(cond.as_tensor()).shape != type.shape) {
+    return std::nullopt;
+  }
+  auto is_op = [&](const ir::Node& n, const char* name) {
+    return n.kind == ir::NodeKind::kOperator && n.op.ns == "aten" && n.op.name == name;
+  };
+  const ir::Node& lt = l.graph().node(cond.as_tensor().node);
+  const ir::Node& add = l.graph().node(up.as_tensor().node);
+  if (!is_op(lt, "lt") || lt.args.size() != 2 || !lt.args[0].is_tensor() ||
+      lt.args[0].as_tensor() != x.as_tensor() || !lt.args[1].is_number() ||
+      lt.args[1].as_double() != 0.0) {
+    return std::nullopt;
+  }
+  if (!is_op(add, "add") || add.args.size() != 2 || !add.kwargs.empty() ||
+      !add.args[0].is_tensor() || add.args[0].as_tensor() != x.as_tensor() ||
+      !add.args[1].is_int() || add.args[1].as_int() <= 0) {
+    return std::nullopt;
+  }
+  return l.Op("wrap_index", {l.TensorClass(x.as_tensor()), l.N(add.args[1].as_int())});
+}
+
 // where(cond, x, v) with v a known scalar: masked_fill(x, not(cond), v), x broadcast to cond's
 // shape first when it is smaller (the decomposed nll_loss_backward's where(t != ignore, g / w, 0)
 // with a 0-d g / w).
 Outputs WhereScalarOther(const LowerContext& l) {
+  if (std::optional<ClassId> wrap = WhereWrap(l)) return One(*wrap);
   const TensorType& x = l.InType("self");
   const TensorType& cond = l.InType("condition");
   if (cond.dtype != ir::DType::kBool || x.dtype != l.OutType().dtype ||
@@ -602,6 +645,7 @@ Outputs LogSoftmaxBackwardData(const LowerContext& l) {
 
 // gather(x, d, ids) along x's last dim d with ids [L..., 1] for x [L..., V]: one element per row,
 // out[..., 0] = x[..., ids[..., 0]], i.e. pick(x, ids without its last dim) with the 1 put back.
+// Domain: gather raises on ids outside [0, V) (negative ones too), so pick's holds on any run.
 Outputs Gather(const LowerContext& l) {
   if (!l.IsNone("sparse_grad") && l.I("sparse_grad") != 0) throw NotCovered{};
   const TensorType& x = l.InType("self");
@@ -621,8 +665,9 @@ Outputs Gather(const LowerContext& l) {
 
 Outputs NativeDropout(const LowerContext& l) {
   double p = l.F("p");
-  if (l.IsNone("train") || l.I("train") == 0 || p == 0.0) throw NotCovered{};
-  if (p >= 1.0) throw NotCovered{};
+  // No draw (eval mode, or p = 0): the output is the input (the all-true mask stays opaque).
+  if (!l.IsNone("train") && (l.I("train") == 0 || p == 0.0)) return {l.T("input"), std::nullopt};
+  if (l.IsNone("train") || p >= 1.0 || !l.rng_positional()) throw NotCovered{};
   ClassId x = l.T("input");
   ClassId mask = l.Op("dropout_mask", {x, l.Fl(p)});
   ClassId out = l.Op("mul", {l.Op("scale", {x, l.Fl(1.0 / (1.0 - p))}), mask});
@@ -734,9 +779,17 @@ Outputs RotaryEmbedding(const LowerContext& l) {
   return {std::nullopt, rope("query"), rope("key")};
 }
 
+// The kernel reads the KV cache of the layer `layer_name` names: which layer is part of what it
+// computes, so the term carries it, (attention q k v (num L)) with L the interned name, and
+// attention of different layers (another layer's cache) is never congruent.
 Outputs UnifiedAttention(const LowerContext& l) {
   if (!l.IsNone("output_scale")) throw NotCovered{};
-  return {std::nullopt, l.Op("attention", {l.T("query"), l.T("key"), l.T("value")})};
+  const Value& layer = l.Arg("layer_name");
+  if (!layer.is_string()) throw NotCovered{};
+  int64_t code = OpaqueSignatures::Get().Intern(
+      "vllm::unified_attention_with_output layer_name=" + layer.as_string(), ir::TensorType{});
+  return {std::nullopt,
+          l.Op("attention", {l.T("query"), l.T("key"), l.T("value"), l.N(code)})};
 }
 
 // Whether `ref` is arange(0, n) (aten::arange.default(n) or arange.start(0, n[, 1])).
@@ -758,8 +811,21 @@ bool IsArangeTo(const ir::Graph& graph, ir::TensorRef ref, int64_t n) {
   return false;
 }
 
+// The ids an op that wraps negative ids reads (aten::index, index_put: [-n, n) valid, ATen raises
+// outside): the ids themselves when IndexDomain proves them non-negative ("ids-nonneg": a mask,
+// clamp, arange, topk / argmax / sort indices upstream), else (wrap_index ids n), in [0, n) by
+// construction. Either way the lookup op's ids are in [0, n), as its lemmas assume, and a D that
+// looks unwrapped ids up is not congruent with a wrapped S.
+ClassId IndexIds(const LowerContext& l, ir::TensorRef ids, int64_t n) {
+  ClassId c = l.TensorClass(ids);
+  IndexDomain domain(l.graph(), l.constants());
+  if (domain.IdsNonNegative(ids)) return c;
+  return l.Op("wrap_index", {c, l.N(n)});
+}
+
 // index(self, [arange(n), cols]) on a 2-d self [n, V]: self[i, cols[i]] for every row i, the
-// target-logit gather of a cross entropy, which is (pick self cols).
+// target-logit gather of a cross entropy, which is (pick self cols), cols wrapped unless proved
+// non-negative (IndexIds).
 Outputs IndexRowsCols(const LowerContext& l, const std::vector<std::optional<ir::TensorRef>>& ix) {
   if (!ix[0] || !ix[1]) throw NotCovered{};
   const TensorType& self = l.InType("self");
@@ -770,11 +836,13 @@ Outputs IndexRowsCols(const LowerContext& l, const std::vector<std::optional<ir:
   }
   if (cols.dtype != ir::DType::kInt64 && cols.dtype != ir::DType::kInt32) throw NotCovered{};
   if (!IsArangeTo(l.graph(), *ix[0], self.shape[0].value())) throw NotCovered{};
-  return One(l.Op("pick", {l.T("self"), l.TensorClass(*ix[1])}));
+  if (!self.shape[1].is_static()) throw NotCovered{};
+  return One(l.Op("pick", {l.T("self"), IndexIds(l, *ix[1], self.shape[1].value())}));
 }
 
 // index(self, [ids]): rows of self picked by integer ids (one index tensor on dim 0), which is
-// an embedding lookup; self may be n-d (Mixtral's per-token gather of expert weights [E, n, k]).
+// an embedding lookup; self may be n-d (Mixtral's per-token gather of expert weights [E, n, k],
+// its ids topk's indices, so in range); ids wrapped unless proved non-negative (IndexIds).
 Outputs Index(const LowerContext& l) {
   auto indices = l.OptionalTensors("indices");
   if (indices.size() == 2) return IndexRowsCols(l, indices);
@@ -782,7 +850,8 @@ Outputs Index(const LowerContext& l) {
   ir::DType dtype = l.graph().type(*indices[0]).dtype;
   if (dtype != ir::DType::kInt64 && dtype != ir::DType::kInt32) throw NotCovered{};
   if (l.InType("self").shape.empty()) throw NotCovered{};
-  return One(l.Op("embedding", {l.T("self"), l.TensorClass(*indices[0])}));
+  const int64_t rows = l.Size("self", 0);
+  return One(l.Op("embedding", {l.T("self"), IndexIds(l, *indices[0], rows)}));
 }
 
 // index_put(self, [mask], v) with one bool mask over self's leading dims and a known scalar v:
@@ -818,8 +887,11 @@ Outputs IndexPutRowsCols(const LowerContext& l,
   if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor())) throw NotCovered{};
   if (!IsArangeTo(l.graph(), *ix[0], self.shape[0].value())) throw NotCovered{};
   const int64_t rows = self.shape[0].value();
-  ClassId onehot = l.Op("onehot", {l.TensorClass(*ix[1]), l.N(self.shape[1].value()),
-                                   l.N(static_cast<int64_t>(self.dtype))});
+  // index_put wraps negative cols like index (IndexIds); onehot's ids must be in [0, C). Exact
+  // for finite values only (0 * inf is NaN where index_put writes 0).
+  ClassId cols_ids = IndexIds(l, *ix[1], self.shape[1].value());
+  ClassId onehot =
+      l.Op("onehot", {cols_ids, l.N(self.shape[1].value()), l.N(static_cast<int64_t>(self.dtype))});
   return One(l.Op("mul", {onehot, l.Op("reshape", {l.T("values"), l.N(rows), l.N(1)})}));
 }
 
@@ -840,8 +912,10 @@ Outputs IndexPutAccumulate(const LowerContext& l, const ir::TensorRef& ids) {
   ir::Shape expected = ids_type.shape;
   expected.insert(expected.end(), self.shape.begin() + 1, self.shape.end());
   if (values.shape != expected) throw NotCovered{};
-  ClassId summed =
-      l.Op("embedding_bwd", {l.T("values"), l.TensorClass(ids), l.N(self.shape[0].value())});
+  // index_put wraps negative ids (a row -1 is the last one); embedding_bwd drops ids outside
+  // [0, rows), so the wrap is written unless the ids are proved non-negative (IndexIds)
+  const int64_t rows = self.shape[0].value();
+  ClassId summed = l.Op("embedding_bwd", {l.T("values"), IndexIds(l, ids, rows), l.N(rows)});
   const ir::Value& self_arg = l.Arg("self");
   if (self_arg.is_tensor() && IsZeros(l.graph(), self_arg.as_tensor())) return One(summed);
   return One(l.Op("add", {l.T("self"), summed}));
@@ -866,6 +940,8 @@ bool IsTopkIndicesAlongLast(const ir::Graph& graph, ir::TensorRef ref, int64_t r
 // one-hots scaled by src, sum_j onehot(ids[..., j], C) * src[..., j], i.e.
 // sum_dim(mul(onehot(ids, C), reshape(src, [..., k, 1])), -2) (linear in src, which a sum over
 // ranks of partial gradients needs). Other scatters (repeated ids: one write wins) stay opaque.
+// Domain: scatter raises on ids outside [0, C) (topk's are in range anyway), as onehot assumes;
+// exact for finite src only (0 * inf is NaN where scatter writes 0).
 Outputs ScatterSrc(const LowerContext& l) {
   const TensorType& self = l.InType("self");
   const TensorType& ids = l.InType("index");
@@ -983,7 +1059,8 @@ Outputs FullOf(const LowerContext& l, double value) {
   return One(l.Op("full", std::move(children)));
 }
 // embedding_dense_backward(g, ids, rows, padding_idx, scale_grad_by_freq) with no padding index
-// and no frequency scaling: (embedding_bwd g ids rows).
+// and no frequency scaling: (embedding_bwd g ids rows). Domain: every id; ATen (CPU) adds nothing
+// for ids outside [0, rows), and embedding_bwd means the same (its lemmas hold for such ids).
 Outputs EmbeddingDenseBackward(const LowerContext& l) {
   if (l.I("padding_idx") != -1 || l.I("scale_grad_by_freq") != 0) throw NotCovered{};
   return One(l.Op("embedding_bwd", {l.T("grad_output"), l.T("indices"), l.N(l.I("num_weights"))}));
@@ -1115,7 +1192,8 @@ bool IsCollective(const ir::Node& node) {
 
 LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
-                      const std::string& salt, const ConstantValues* constants) {
+                      const std::string& salt, const ConstantValues* constants,
+                      bool rng_positional) {
   const ir::Node& node = graph.node(node_id);
   const TensorLanguage& lang = TensorLanguage::Get();
   LoweredNode result;
@@ -1137,12 +1215,15 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
     return *tensor_inputs;
   };
 
+  // A random operator's entry lowers a draw only under a stated RNG model (rng_positional);
+  // without one the node stays an opaque term, unique to it (below), so no two draws are ever
+  // equated.
   if (info != nullptr) {
     auto it = Table().find(key);
     if (it != Table().end()) {
       try {
         BoundArgs args(info->schema, node);
-        LowerContext context(egraph, graph, node, args, tensor_class, constants);
+        LowerContext context(egraph, graph, node, args, tensor_class, constants, rng_positional);
         Outputs outs = it->second(context);
         // Functionalized entries already list the void return first.
         if (outs.size() == node.outputs.size()) lowered = std::move(outs);
@@ -1159,7 +1240,9 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
   for (const Value& v : node.args) signature += ValueText(v) + ",";
   for (const ir::NamedArg& kw : node.kwargs) signature += kw.name + "=" + ValueText(kw.value) + ",";
   signature += ")";
-  bool unique = info == nullptr || info->traits.nondeterministic_init || info->traits.random;
+  // An operator unknown to the registry (an opaque node loaded from its annotation) is taken to
+  // be a deterministic function of its arguments: equal by congruence only.
+  bool unique = info != nullptr && (info->traits.nondeterministic_init || info->traits.random);
   if (unique || node.kind != ir::NodeKind::kOperator) signature += " @" + salt;
 
   for (size_t i = 0; i < node.outputs.size(); ++i) {

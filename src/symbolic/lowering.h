@@ -41,10 +41,15 @@ bool IsCollective(const ir::Node& node);
 // `constants` gives the values of graph constants by name (a spec's `constant` statements):
 // a scalar argument read from such a constant (through lift_fresh_copy) is that number; without a
 // value the reading node stays opaque.
+// `rng_positional` is the spec's `rng positional` (docs/relations.md): a random draw (dropout in
+// training with 0 < p < 1) lowers by its table entry (`dropout_mask`, a function of the element's
+// position); without it the node is opaque and unique, never equal to another draw. What draws
+// nothing (dropout in eval mode or with p = 0: the identity) lowers either way.
 using ConstantValues = std::map<std::string, double>;
 LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::Graph& graph,
                       ir::NodeId node_id, const TensorClassFn& tensor_class,
-                      const std::string& salt, const ConstantValues* constants = nullptr);
+                      const std::string& salt, const ConstantValues* constants = nullptr,
+                      bool rng_positional = false);
 
 // The tensor inputs the lowering of a node reads (all of them when it is opaque; none of an
 // overwritten buffer). Inference requires relations only for these.

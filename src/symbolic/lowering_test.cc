@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,47 @@ constexpr char kOnehotScatter[] = R"(class GraphModule(torch.nn.Module):
 TEST(LoweringTest, AccumulatingRowsColsIndexPutIsAOnehot) {
   ir::Graph g = frontend::ParseFx(kOnehotScatter, "onehot_scatter.py");
   EXPECT_EQ(Reads(g, "y"), (std::vector<std::string>{"ids", "v"}));
+}
+
+// Random draws relate only under the spec's RNG model: without it a training dropout is opaque and
+// unique to its node (two lowerings under different salts differ); with `rng positional` it is
+// `mul(scale(x), dropout_mask(x, p))`, the same term wherever it is lowered. A dropout that draws
+// nothing (eval mode) is the identity either way.
+constexpr char kDropouts[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 3]"):
+        drop_train = torch.ops.aten.native_dropout.default(x, 0.1, True)
+        y: "f32[4, 3]" = drop_train[0]
+        drop_eval = torch.ops.aten.native_dropout.default(x, 0.1, False)
+        z: "f32[4, 3]" = drop_eval[0]
+        return (y, z)
+)";
+
+TEST(LoweringTest, DropoutDrawsOnlyUnderAnRngModel) {
+  ir::Graph g = frontend::ParseFx(kDropouts, "dropouts.py");
+  const TensorLanguage& lang = TensorLanguage::Get();
+  LeafTable leaves;
+  EGraph egraph(lang.ops());
+  const TensorAnalysis& analysis = egraph.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  ir::TensorRef x = *g.Find("x");
+  TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, x, g.type(x), "x"};
+  ClassId x_class = egraph.Add(lang.Tensor(leaves.Intern(leaf)));
+  TensorClassFn input = [&](ir::TensorRef) { return x_class; };
+  const ir::NodeId train = g.Find("y")->node, eval = g.Find("z")->node;
+  auto lower = [&](ir::NodeId id, const std::string& salt, bool rng) {
+    return LowerNode(egraph, analysis, g, id, input, salt, nullptr, rng);
+  };
+  LoweredNode a = lower(train, "S:1", false), b = lower(train, "D0:1", false);
+  ASSERT_TRUE(a.outputs[0] && b.outputs[0]);
+  EXPECT_TRUE(a.opaque[0]);
+  EXPECT_NE(egraph.Find(*a.outputs[0]), egraph.Find(*b.outputs[0]));
+  LoweredNode c = lower(train, "S:1", true), d = lower(train, "D0:1", true);
+  EXPECT_FALSE(c.opaque[0]);
+  EXPECT_EQ(egraph.Find(*c.outputs[0]), egraph.Find(*d.outputs[0]));
+  for (bool rng : {false, true}) {
+    LoweredNode e = lower(eval, "S:2", rng);
+    ASSERT_TRUE(e.outputs[0]);
+    EXPECT_EQ(egraph.Find(*e.outputs[0]), egraph.Find(x_class));
+  }
 }
 
 }  // namespace

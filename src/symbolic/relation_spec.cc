@@ -10,8 +10,11 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::symbolic {
 
@@ -50,11 +53,11 @@ struct Selector {
 };
 
 struct Statement {
-  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant };
+  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant, kRng };
   Kind kind = kLet;
   int line = 0;
   std::string text;  // the statement's source, comments removed, whitespace collapsed
-  std::string name;  // let / group name
+  std::string name;  // let / group name; rng: the model ("positional")
   ExprPtr value;     // let / group value
   std::vector<Selector> selectors;
   bool cycle = false;
@@ -347,9 +350,20 @@ class SpecParser {
       st.selectors = ParseSelectors();
       ExpectPunct("=", "after the constant's names");
       st.rules.push_back(ParseExpr());
+    } else if (word == "rng") {
+      // rng MODEL: what the random operators of S and D draw (docs/relations.md).
+      st.kind = Statement::kRng;
+      const Token& model = Peek();
+      st.name = ExpectIdent("an RNG model (positional)");
+      if (st.name != "positional") {
+        Error(model, "unknown RNG model '" + st.name +
+                         "' (the one model is 'positional': every random operator of S and D "
+                         "draws the same value for the same element of the same logical tensor)");
+      }
     } else {
       Error(head, "unknown statement '" + word +
-                      "' (expected let, group, input, inputs, output, outputs, assume)");
+                      "' (expected let, group, input, inputs, output, outputs, assume, constant, "
+                      "rng)");
     }
     const Token& end = Peek();
     if (end.kind != Token::kNewline && end.kind != Token::kEnd) {
@@ -570,12 +584,12 @@ class SpecParser {
 
   // Words that cannot start an expression.
   static inline const std::set<std::string> kKeywords = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "cycle",
-      "for", "in", "if", "and", "or", "not"};
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "rng",
+      "cycle", "for", "in", "if", "and", "or", "not"};
   // Words that cannot be bound by let or group: keywords, built-in names and rule shorthands.
   static inline const std::set<std::string> kReserved = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "cycle",
-      "for", "in", "if", "and", "or", "not", "D", "S", "all", "ranks", "world", "replicate",
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "rng",
+      "cycle", "for", "in", "if", "and", "or", "not", "D", "S", "all", "ranks", "world", "replicate",
       "partial", "shard"};
 
   const Lexed& lexed_;
@@ -652,6 +666,7 @@ class Evaluator {
     std::vector<int> input_line(s_.inputs.size(), 0);
     std::map<size_t, int> output_line;
     std::map<std::string, int> constant_line;
+    int rng_line = 0;
     for (const Statement& st : ast_.statements) {
       stmt_ = &st;
       switch (st.kind) {
@@ -690,10 +705,14 @@ class Evaluator {
             input_line[index] = st.line;
             Target target{ir::TensorRef{s_.inputs[index], 0}, node.name, -1};
             const SpecExpr& rule = *st.rules[st.cycle ? k % st.rules.size() : 0];
+            const size_t first = result.inputs.size();
             Apply(rule, target, st.cycle ? " [cycle rule " + std::to_string(k % st.rules.size()) +
                                                "]"
                                          : "",
                   &result.inputs);
+            for (size_t j = first; j < result.inputs.size(); ++j) {
+              RequireDInputs(result.inputs[j].expr, node.name, st.line);
+            }
           }
           break;
         }
@@ -714,13 +733,29 @@ class Evaluator {
         case Statement::kAssume: {
           for (const auto& [name, ref] : SelectValues(st)) {
             Target target{ref, name, -1};
+            const size_t first = result.assumed.size();
             Apply(*st.rules[0], target, "", &result.assumed);
+            for (size_t j = first; j < result.assumed.size(); ++j) {
+              result.premises.push_back({"assume", RelationToString(result.assumed[j], s_),
+                                         Where(st.line)});
+            }
           }
           break;
         }
         case Statement::kConstant: {
           double value = Real(*st.rules[0]);
-          for (const std::string& name : SelectConstants(st)) {
+          const std::vector<std::string> names = SelectConstants(st);
+          // One premise per statement: the names when few, else how many the selectors matched.
+          std::string which;
+          for (size_t j = 0; j < names.size() && names.size() <= 3; ++j) {
+            which += (j ? ", " : "") + names[j];
+          }
+          if (names.size() > 3) {
+            for (const Selector& sel : st.selectors) which += (which.empty() ? "" : ", ") + sel.text;
+            which += " (" + std::to_string(names.size()) + " constants)";
+          }
+          result.premises.push_back({"constant", which + " = " + FormatFactor(value), Where(st.line)});
+          for (const std::string& name : names) {
             auto [it, fresh] = constant_line.emplace(name, st.line);
             if (!fresh) {
               Error(st.line, "constant " + name + " is already given a value on line " +
@@ -728,6 +763,19 @@ class Evaluator {
             }
             result.constants[name] = value;
           }
+          break;
+        }
+        case Statement::kRng: {
+          if (rng_line != 0) {
+            Error(st.line, "the RNG model is already stated on line " + std::to_string(rng_line));
+          }
+          rng_line = st.line;
+          result.rng_model = st.name;
+          result.premises.push_back(
+              {"rng",
+               st.name + ": every random operator of S and D draws the same value for the same "
+                         "element of the same logical tensor",
+               Where(st.line)});
           break;
         }
       }
@@ -761,6 +809,34 @@ class Evaluator {
 
   [[noreturn]] void Error(int line, const std::string& problem) const {
     throw InputError(ast_.file, line, problem);
+  }
+
+  std::string Where(int line) const { return ast_.file + ":" + std::to_string(line); }
+
+  // An input rule relates S's inputs to D's inputs: a D tensor computed inside the program is a
+  // cut point (`assume`), not an input, or the premise would hide what computes it. The numeric
+  // engine reads input rules the same way (it can only feed placeholders).
+  void RequireDInputs(const RelExpr& expr, const std::string& s_name, int line) const {
+    std::visit(
+        [&](const auto& node) {
+          using T = std::decay_t<decltype(node)>;
+          if constexpr (std::is_same_v<T, DTensor>) {
+            const ir::Graph& g = d_.rank(node.rank);
+            if (node.tensor.output != 0 || g.node(node.tensor.node).kind != ir::NodeKind::kInput) {
+              Error(line, "the input rule of S input " + s_name + " names " + node.name + "@" +
+                              std::to_string(node.rank) +
+                              ", which is not an input of that rank but computed in it: input "
+                              "rules can only name D inputs (placeholders); relate an "
+                              "intermediate tensor with 'assume'");
+            }
+          } else if constexpr (std::is_same_v<T, Concat> || std::is_same_v<T, Sum> ||
+                               std::is_same_v<T, Max> || std::is_same_v<T, Min>) {
+            for (const RelExpr& child : node.children) RequireDInputs(child, s_name, line);
+          } else {
+            RequireDInputs(node.child, s_name, line);
+          }
+        },
+        expr.node().kind);
   }
 
   void Bind(const Statement& st, const Val& v) {
@@ -1146,6 +1222,7 @@ class Evaluator {
       Arity(e, 1, "range(n)");
       int64_t n = Int(*e.args[0], "range's bound");
       if (n < 0 || n > 1 << 20) Error(e.line, "range(" + std::to_string(n) + ") is out of bounds");
+      Step(e.line, n);
       std::vector<Val> l;
       for (int64_t i = 0; i < n; ++i) l.push_back(Val::Int(i));
       return Val::List(std::move(l));
@@ -1219,7 +1296,20 @@ class Evaluator {
                       "reshape, transpose, permute)");
   }
 
+  // One global budget of evaluation steps (expressions evaluated, range elements made), so that
+  // nested comprehensions whose sizes multiply stop with an error instead of running for hours.
+  static constexpr int64_t kMaxSteps = int64_t{1} << 21;
+  void Step(int line, int64_t count = 1) {
+    steps_ += count;
+    if (steps_ > kMaxSteps) {
+      Error(line, "the spec takes more than " + std::to_string(kMaxSteps) +
+                      " evaluation steps (nested comprehensions or ranges whose sizes multiply?); "
+                      "iterate over ranks or groups, not over large ranges");
+    }
+  }
+
   Val Eval(const SpecExpr& e) {
+    Step(e.line);
     switch (e.kind) {
       case SpecExpr::kInt: return Val::Int(e.i);
       case SpecExpr::kReal: return Val::Real(e.d);
@@ -1302,6 +1392,7 @@ class Evaluator {
   std::vector<std::pair<std::string, int64_t>> locals_;
   const Statement* stmt_ = nullptr;
   const Target* target_ = nullptr;
+  int64_t steps_ = 0;
 };
 
 }  // namespace
@@ -1314,11 +1405,7 @@ RelationSpec RelationSpec::Parse(const std::string& text, const std::string& fil
 }
 
 RelationSpec RelationSpec::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot read the relation spec file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  return Parse(ReadInputFile(path, "relation spec file"), path);
 }
 
 const std::string& RelationSpec::file() const { return ast_->file; }

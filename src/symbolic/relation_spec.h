@@ -12,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "symbolic/premise.h"
 #include "symbolic/relation.h"
 
 namespace gg::symbolic {
@@ -40,6 +41,12 @@ struct SpecResult {
   // Values of graph constants (`self._tensor_constantN`, whose values captures omit) by name, in S
   // and every rank of D: every element of the constant equals the value.
   std::map<std::string, double> constants;
+  // Every premise the spec states, in statement order: each assumed relation ("assume"), each
+  // constant value ("constant"), and what other statements take as given.
+  std::vector<Premise> premises;
+  // The RNG model the spec states (`rng positional`), or "" when it states none: random
+  // operators are then unique terms, never equal to anything (docs/relations.md).
+  std::string rng_model;
 };
 
 // Evaluates `spec` against the graphs: binds lets and groups, resolves selectors, expands

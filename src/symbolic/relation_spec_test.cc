@@ -369,6 +369,55 @@ TEST(RelationSpecTest, AssumeRelatesIntermediates) {
   EXPECT_TRUE(r.expected_outputs.empty());  // no output line: nothing expected
 }
 
+// An input rule naming a tensor D computes would bind S's input to an intermediate and hide what
+// computes it (verify once proved REFINES so while check refused the spec): refused by the one
+// evaluator every command uses.
+TEST(RelationSpecTest, InputRulesNameOnlyDInputs) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  const std::string rest = "input w_b = shard(1)\ninputs bias, ln, ids = replicate\n";
+  EXPECT_EQ(ErrorOf("input w_a = shard(0, D.dmask)\n" + rest, s, d),
+            "1: the input rule of S input w_a names dmask@0, which is not an input of that rank "
+            "but computed in it: input rules can only name D inputs (placeholders); relate an "
+            "intermediate tensor with 'assume'");
+  EXPECT_NE(ErrorOf("input w_a = concat(0, D@0, D.dmask@1)\n" + rest, s, d).find("dmask@1"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf("input w_a = shard(0)\n" + rest, s, d), "");
+  // The same tensor is fine as a cut point, which is a listed premise.
+  SpecResult r = Eval("input w_a = shard(0)\n" + rest + "assume mask = shard(0, D.dmask)\n", s, d);
+  ASSERT_EQ(r.premises.size(), 1u);
+  EXPECT_EQ(r.premises[0].kind, "assume");
+  EXPECT_EQ(r.premises[0].text, "mask == concat(0, dmask@0, dmask@1)");
+  EXPECT_EQ(r.premises[0].origin, "t.rel:4");
+}
+
+// `rng positional` states the RNG model of random operators: a premise of kind "rng", once.
+TEST(RelationSpecTest, RngStatesTheModelOfRandomOperators) {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  const std::string rules =
+      "input w_a = shard(0)\ninput w_b = shard(1)\ninputs bias, ln, ids = replicate\n";
+  SpecResult none = Eval(rules, s, d);
+  EXPECT_EQ(none.rng_model, "");
+  EXPECT_TRUE(none.premises.empty());
+  SpecResult r = Eval(rules + "rng positional  // same draw per element\n", s, d);
+  EXPECT_EQ(r.rng_model, "positional");
+  ASSERT_EQ(r.premises.size(), 1u);
+  EXPECT_EQ(r.premises[0].kind, "rng");
+  EXPECT_EQ(r.premises[0].text,
+            "positional: every random operator of S and D draws the same value for the same "
+            "element of the same logical tensor");
+  EXPECT_EQ(r.premises[0].origin, "t.rel:4");
+  EXPECT_EQ(ErrorOf(rules + "rng positional\nrng positional\n", s, d),
+            "5: the RNG model is already stated on line 4");
+  EXPECT_NE(ErrorOf(rules + "rng megatron\n", s, d).find("4: unknown RNG model 'megatron'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(rules + "rng\n", s, d).find("4: "), std::string::npos);
+  EXPECT_NE(ErrorOf(rules + "rng positional extra\n", s, d).find("4: unexpected"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(rules + "let rng = 1\n", s, d).find("reserved"), std::string::npos);
+}
+
 TEST(RelationSpecTest, ErrorsNameLineAndProblem) {
   ir::Graph s = SmallS();
   ir::Program d = SmallD(2);

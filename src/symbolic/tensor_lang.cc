@@ -66,7 +66,7 @@ const std::vector<TensorOpInfo> kOps = {
     // `cache` [max_pos, rot_dim] = [cos | sin] (neox: rotate halves, else interleaved pairs), and
     // causal attention of q [T, Hq, d] over k, v [T, Hkv, d] (Hq a multiple of Hkv: GQA).
     {"rope", 5, false, TensorRule::kUnary},               // (rope x positions cache hs neox)
-    {"attention", 3, false, TensorRule::kUnary},          // (attention q k v)
+    {"attention", 4, false, TensorRule::kUnary},          // (attention q k v (num layer))
     {"or", 2, false, TensorRule::kCompare},               // (or a b): logical or of bool masks
     {"and", 2, false, TensorRule::kCompare},              // (and a b): logical and of bool masks
     {"not", 1, false, TensorRule::kUnary},                // (not m): logical not of a bool mask
@@ -87,6 +87,11 @@ const std::vector<TensorOpInfo> kOps = {
     // (nll_loss_backward; a loss_parallel rank's index_put into zeros). Ids are in [0, C), as a
     // loss's targets must be.
     {"onehot", 3, false, TensorRule::kOnehot},            // (onehot ids C dtype)
+    // where(ids < 0, ids + n, ids) (any ids): how aten::index and index_put read ids in [-n, n)
+    // (x[-1] is the last row). Lowerings write it unless the ids are proved non-negative
+    // (index_domain.h), so the lookup ops above, whose lemmas assume ids in [0, n), only see
+    // in-range ids; a hand-written where(x < 0, x + n, x) lowers to it too.
+    {"wrap_index", 2, false, TensorRule::kUnary},         // (wrap_index ids (num n))
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }

@@ -10,6 +10,25 @@
 
 namespace gg {
 
+// `text` with control characters (NUL, newlines, escapes: bytes below 0x20 and 0x7f) written as
+// \xNN, so that quoting input text keeps an error message one printable line.
+inline std::string EscapeControlChars(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int line, std::string problem)
@@ -24,13 +43,13 @@ class InputError : public std::runtime_error {
 
   static std::string Format(const std::string& file, int line, const std::string& problem) {
     // Appended piece by piece: gcc 12 at -O3 warns falsely (-Wrestrict) on `a + ":" + b`.
-    std::string text = file.empty() ? std::string("<input>") : file;
+    std::string text = file.empty() ? std::string("<input>") : EscapeControlChars(file);
     if (line > 0) {
       text += ':';
       text += std::to_string(line);
     }
     text += ": error: ";
-    text += problem;
+    text += EscapeControlChars(problem);
     return text;
   }
 

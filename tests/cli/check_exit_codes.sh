@@ -71,6 +71,19 @@ fi
 check_case matmul_rowpar 2 --from-verify "$TMP/missing.json"
 check_case matmul_colpar 2 --from-verify "$TMP/layernorm_seqpar.verify.json"
 check_case matmul_rowpar 2 --seed -1
+grep -qF "option '--seed' must be a non-negative integer, got -1" "$TMP/err" || fail "negative seed: $(cat "$TMP/err")"
+# Issue 19: a capture with dynamic shapes was exit 4 (and --resize cannot help): exit 2 naming it.
+DYN="$ROOT/tests/data/dynamic_shapes"
+for args in "check --relations $DYN/spec.rel" "check --relations $DYN/spec.rel --resize 6=4" \
+            "infer-relations -o $TMP/dyn.rel"; do
+  code=0
+  # shellcheck disable=SC2086
+  "$GG" $args --seq "$DYN/seq.py" --dist "$DYN/dist" >"$TMP/out" 2>"$TMP/err" || code=$?
+  [[ $code -eq 2 ]] || fail "$args on symbolic shapes: exit $code, expected 2: $(cat "$TMP/err")"
+  grep -qF "dynamic_shapes/seq.py:4: the sequential graph has symbolic dims ('x' is f32[s0, " "$TMP/err" ||
+    fail "$args on symbolic shapes: $(cat "$TMP/err")"
+  grep -q "needs static shapes" "$TMP/err" || fail "$args on symbolic shapes: $(cat "$TMP/err")"
+done
 check_case matmul_rowpar 2 --resize 4=
 grep -q 'resize' "$TMP/err" || fail "bad resize map message: $(cat "$TMP/err")"
 echo "check exit codes: ok"

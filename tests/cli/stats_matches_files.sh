@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `graphguard stats` over the Megatron GPT TP2 graphs (shared corpus and the bundled example copy)
+# `graphguard stats` over the Megatron GPT TP2 and TP4 graphs of the bundled corpus
 # prints, per rank, the node/input/constant/operator/output counts, the operator histogram and
 # the collectives per group that grep/awk compute from the FX files themselves.
 # Usage: stats_matches_files.sh <graphguard> <repo root>
@@ -8,9 +8,7 @@ GG=$1 ROOT=$2
 source "$ROOT/tests/cli/expected_stats.bash"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 
-dirs=("$ROOT/examples/corpus/gpt/paral2_layer1")
-shared="$ROOT/../shared/corpus/megatron-vllm/gpt/paral2_layer1"
-[[ -d "$shared" ]] && dirs+=("$shared") || fail "shared corpus missing: $shared"
+dirs=("$ROOT/examples/corpus/gpt/paral2_layer1" "$ROOT/examples/corpus/gpt/paral4_layer1")
 
 for dir in "${dirs[@]}"; do
   "$GG" stats "$dir" >"$TMP/stats.txt" || fail "graphguard stats $dir exited $?"

@@ -6,7 +6,7 @@ set -euo pipefail
 GG=$1 ROOT=$2
 source "$ROOT/tests/cli/expected_stats.bash"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-CORPUS="$ROOT/../shared/corpus/megatron-vllm"
+CORPUS="$ROOT/examples/corpus"
 [[ -d "$CORPUS" ]] || fail "shared corpus missing: $CORPUS"
 
 count=0

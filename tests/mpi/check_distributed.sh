@@ -16,7 +16,7 @@ shift 4
 MPI_FLAGS=("$@")
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-C="$ROOT/../shared/corpus/megatron-vllm/gpt"
+C="$ROOT/examples/corpus/gpt"
 [[ -d "$C/paral4_layer1" ]] || { echo "corpus not found: $C (skipped)"; exit 0; }
 # ATen single-threaded: idle OpenMP workers of several processes spin on a shared 2-core machine.
 export OMP_NUM_THREADS=1

@@ -1,0 +1,22 @@
+// The numeric runtime plugin's entry point (libgraphguard_runtime.so, cli/runtime_plugin.h): the
+// handlers of the numeric commands and verify's evidence gatherer, built with LibTorch (and MPI,
+// for check --distributed, when found). Loaded by graphguard on first use.
+#include "cli/numeric_commands.h"
+#include "cli/runtime_plugin.h"
+#include "runtime/verify_evidence.h"
+#ifdef GG_DISTRIBUTED_CHECK
+#include "cli/distributed_commands.h"
+#endif
+
+extern "C" __attribute__((visibility("default"))) int gg_runtime_plugin_v1(
+    gg::cli::RuntimePlugin* out) {
+#ifdef GG_DISTRIBUTED_CHECK
+  // MPI is initialized by the command itself, and only for `check --distributed`.
+  gg::cli::SetDistributedCheckRunner(gg::cli::RunDistributedCheckCommand);
+#endif
+  for (const gg::cli::Command& command : gg::cli::NumericCommands()) {
+    out->commands[command.spec.name] = command.run;
+  }
+  out->evidence = gg::runtime::GatherVerifyEvidence;
+  return gg::cli::kRuntimePluginAbi;
+}

@@ -1,0 +1,6 @@
+# Graph[rank=0](fw, gid=0)
+class GraphModule(torch.nn.Module):
+    def forward(self, w: "f32[16, 4]", ids: "i64[2, 3]"):
+        s: "i64[2, 3]" = torch.ops.aten.sub.Tensor(ids, 8)
+        e: "f32[2, 3, 4]" = torch.ops.aten.index.Tensor(w, [s])
+        return (e,)

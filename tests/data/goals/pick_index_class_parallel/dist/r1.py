@@ -1,0 +1,15 @@
+# Graph[rank=1](fw, gid=0)
+class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 8]", t: "i64[4]"):
+        lt: "b8[4]" = torch.ops.aten.lt.Scalar(t, 8)
+        ge: "b8[4]" = torch.ops.aten.ge.Scalar(t, 16)
+        m: "b8[4]" = torch.ops.aten.bitwise_or.Tensor(lt, ge)
+        c: "i64[4]" = torch.ops.aten.clone.default(t)
+        d: "i64[4]" = torch.ops.aten.sub.Tensor(c, 8)
+        local: "i64[4]" = torch.ops.aten.masked_fill.Scalar(d, m, 0)
+        a: "i64[4]" = torch.ops.aten.arange.start(0, 4)
+        p: "f32[4]" = torch.ops.aten.index.Tensor(x, [a, local])
+        z: "f32[4]" = torch.ops.aten.masked_fill.Scalar(p, m, 0.0)
+        ar: "f32[4]" = torch.ops._c10d_functional.all_reduce.default(z, 'sum', 'tp')
+        y: "f32[4]" = torch.ops._c10d_functional.wait_tensor.default(ar)
+        return (y,)
