@@ -26,14 +26,10 @@ struct VerifyReport {
   std::optional<std::string> first_failure;  // the S node verify could not relate
 };
 
-std::string ReadFile(const std::string& path, const std::string& what) {
-  return ReadInputFile(path, what);
-}
-
 // The relations of a `verify --json` report, parsed against the loaded graphs.
 VerifyReport LoadVerifyReport(const std::string& path, const ir::Graph& s_graph,
                               const ir::Program& d_program) {
-  std::string text = ReadFile(path, "verify report");
+  std::string text = ReadInputFile(path, "verify report");
   nlohmann::json report;
   try {
     report = nlohmann::json::parse(text);

@@ -114,36 +114,15 @@ void WriteHeader(std::ostream& out) {
 
 // ---- reading -----------------------------------------------------------------------------------
 
-// Line of each '{' outside strings, in document order. With an order-preserving JSON type, a
-// pre-order walk of the parsed objects meets them in the same order.
-std::vector<int> ObjectLines(std::string_view text) {
-  std::vector<int> lines;
-  int line = 1;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') ++line;
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{') {
-      lines.push_back(line);
-    }
-  }
-  return lines;
-}
-
 // GraphGuard JSON nests a few levels (file, graph, node, argument lists of at most 200 levels);
 // deeper input is refused before parsing, since nlohmann's dump and value conversions recurse.
 constexpr int kMaxJsonDepth = 256;
 
-// Throws at the line where the nesting of arrays and objects (outside strings) exceeds the bound.
-void CheckJsonDepth(std::string_view text, const std::string& file) {
+// One pass over the text before parsing: the line of each '{' outside strings, in document order
+// (with an order-preserving JSON type, a pre-order walk of the parsed objects meets them in the
+// same order), and a throw at the line where the nesting of arrays and objects exceeds the bound.
+std::vector<int> ScanObjectLines(std::string_view text, const std::string& file) {
+  std::vector<int> lines;
   int line = 1;
   int depth = 0;
   bool in_string = false;
@@ -160,6 +139,7 @@ void CheckJsonDepth(std::string_view text, const std::string& file) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
+      if (c == '{') lines.push_back(line);
       if (++depth > kMaxJsonDepth) {
         throw InputError(file, line,
                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
@@ -170,6 +150,7 @@ void CheckJsonDepth(std::string_view text, const std::string& file) {
       --depth;
     }
   }
+  return lines;
 }
 
 // Iterative (an explicit stack), so that absurdly deep input cannot overflow the call stack.
@@ -199,7 +180,7 @@ class JsonReader {
       : text_(text), file_(file), default_group_size_(default_group_size) {}
 
   JsonGraphs Read() {
-    CheckJsonDepth(text_, file_);
+    std::vector<int> lines = ScanObjectLines(text_, file_);
     Json root;
     try {
       root = Json::parse(text_.begin(), text_.end());
@@ -208,7 +189,6 @@ class JsonReader {
     } catch (const Json::exception& e) {  // e.g. a number too large for a double
       throw InputError(file_, 0, std::string("invalid JSON: ") + e.what());
     }
-    std::vector<int> lines = ObjectLines(text_);
     IndexObjectLines(root, lines, &lines_);
 
     if (!root.is_object()) Fail(root, "expected a JSON object at the top level");
