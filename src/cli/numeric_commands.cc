@@ -1,6 +1,7 @@
 #include "cli/numeric_commands.h"
 
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -9,6 +10,9 @@
 #include "frontend/loader.h"
 #include "ir/graph_edit.h"
 #include "report/exit_codes.h"
+#include "report/junit.h"
+#include "report/progress.h"
+#include "report/sarif.h"
 #include "runtime/check.h"
 #include "runtime/check_report.h"
 #include "runtime/device.h"
@@ -88,9 +92,24 @@ int RunCheckCommand(const ParsedCommand& command, std::ostream& out) {
   if (command.Has("--exact-collectives")) {
     throw UsageError("--exact-collectives applies to --distributed only");
   }
+  // Two reports on standard output are a usage error before the run, not after it.
+  StdoutReportOption(command, {"--json", "--sarif", "--junit"});
   CheckSetup setup = PrepareCheck(command);
+  std::unique_ptr<report::ProgressLine> progress = MakeProgressLine(command);
+  if (progress->enabled()) {
+    setup.options.progress = [&progress](const std::string& stage, size_t done, size_t total) {
+      report::ProgressState state;
+      state.what = "check";
+      state.phase = "running " + stage;
+      state.done = done;
+      state.total = total;
+      state.unit = "runs";
+      progress->Update(state, /*force=*/true);
+    };
+  }
   runtime::CheckResult result = runtime::RunCheck(setup.s_graph, setup.d_program, setup.relations,
                                                   setup.inferred, setup.options);
+  progress->Clear();
   return ReportCheck(command, setup, result, out);
 }
 
@@ -138,12 +157,21 @@ CheckSetup PrepareCheck(const ParsedCommand& command) {
 
 int ReportCheck(const ParsedCommand& command, const CheckSetup& setup,
                 const runtime::CheckResult& result, std::ostream& out) {
-  std::string json_path = command.One("--json");
-  if (!json_path.empty()) {
-    WriteOutput(json_path,
-                runtime::CheckReportJson(result, setup.s_graph, setup.info).dump(2) + "\n", out);
+  const std::string to_stdout = StdoutReportOption(command, {"--json", "--sarif", "--junit"});
+  if (std::string path = command.One("--json"); !path.empty()) {
+    WriteOutput(path, runtime::CheckReportJson(result, setup.s_graph, setup.info).dump(2) + "\n",
+                out);
   }
-  if (json_path != "-") out << runtime::FormatCheckText(result, setup.s_graph, setup.info);
+  if (command.Has("--sarif") || command.Has("--junit")) {
+    report::CheckSummary summary = runtime::CheckSummaryOf(result, setup.s_graph, setup.info);
+    if (std::string path = command.One("--sarif"); !path.empty()) {
+      WriteOutput(path, report::SarifText(report::CheckSarif(summary)), out);
+    }
+    if (std::string path = command.One("--junit"); !path.empty()) {
+      WriteOutput(path, report::CheckJunit(summary), out);
+    }
+  }
+  if (to_stdout.empty()) out << runtime::FormatCheckText(result, setup.s_graph, setup.info);
   std::string outcome = runtime::CheckOutcome(result);
   if (outcome == "HOLDS") return report::kExitOk;
   if (outcome == "FAILS") return report::kExitViolation;

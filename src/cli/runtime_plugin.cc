@@ -35,7 +35,10 @@ const char kCheckHelp[] =
     "with rank 0's code; the others print nothing.\n"
     "--device cpu|cuda[:N] runs S and D there (default cpu); inputs are drawn on the CPU, so a\n"
     "CUDA run checks the same values. With --distributed, 'cuda' is GPU (local rank % GPUs).\n"
-    "Without a CUDA device, --device cuda is a usage error (exit 2).";
+    "Without a CUDA device, --device cuda is a usage error (exit 2).\n"
+    "--sarif FILE and --junit FILE also write the check for CI (docs/report-format.md): a SARIF\n"
+    "result and a JUnit failure per relation that fails (an <error> when not evaluated). On a\n"
+    "terminal, a run longer than a second shows its passes on stderr (--quiet: not).";
 
 
 const char kInferHelp[] =
@@ -102,6 +105,7 @@ CommandSpec CheckSpec() {
                            "with --distributed: collectives computed as the single-process run "
                            "does (every member's input gathered), so the report is identical"),
       });
+  for (OptionSpec& option : CiReportOptions()) spec.options.push_back(option);
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.description = kCheckHelp;
   return spec;

@@ -1,9 +1,14 @@
 #include "cli/verify_command.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -14,6 +19,9 @@
 #include "ir/graph.h"
 #include "ir/program.h"
 #include "report/exit_codes.h"
+#include "report/junit.h"
+#include "report/progress.h"
+#include "report/sarif.h"
 #include "report/verify_report.h"
 #include "symbolic/hints.h"
 #include "symbolic/inference.h"
@@ -43,7 +51,10 @@ const char kVerifyHelp[] =
     "sizes verify used (--resize makes it smaller). --no-numeric skips it (reports then depend\n"
     "on the symbolic engine only).\n"
     "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN.\n"
-    "The JSON report (--json) follows docs/report-format.md.";
+    "The JSON report (--json) follows docs/report-format.md, and so do the CI reports: --sarif\n"
+    "(SARIF 2.1.0: a VIOLATION or UNKNOWN is a result at the model's source line) and --junit\n"
+    "(a test case per expected output; UNKNOWN is an <error>). On a terminal, a run longer than\n"
+    "a second shows its progress on stderr (--quiet: not).";
 
 const char kExplainHelp[] =
     "Prints every relation found for the S tensor TENSOR (an FX value name of the sequential\n"
@@ -94,7 +105,9 @@ EvidenceGatherer& Gatherer() {
   return gatherer;
 }
 
-VerifyRun RunVerification(const ParsedCommand& command) {
+// `progress_line` (may be null) shows the inference's progress.
+VerifyRun RunVerification(const ParsedCommand& command,
+                          report::ProgressLine* progress_line = nullptr) {
   VerifyRun run;
   symbolic::InferenceOptions options;
   run.info.tool = VersionLine();
@@ -133,6 +146,11 @@ VerifyRun RunVerification(const ParsedCommand& command) {
   if (relations.expected_outputs.empty()) {
     throw InputError(run.info.relations, 0, "the spec lists no expected output relation");
   }
+  std::optional<report::VerifyProgress> progress;
+  if (progress_line != nullptr && progress_line->enabled()) {
+    progress.emplace(run.s_graph, progress_line);
+    options.progress = [&progress](ir::NodeId next) { progress->OnOperator(next); };
+  }
   run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
                                 symbolic::LemmaCatalogue::Default().Rules(), options);
   return run;
@@ -151,10 +169,16 @@ int VerdictExitCode(symbolic::Verdict verdict) {
 }
 
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
-  VerifyRun run = RunVerification(command);
+  const std::string to_stdout = StdoutReportOption(command, {"--json", "--sarif", "--junit"});
+  std::unique_ptr<report::ProgressLine> progress = MakeProgressLine(command);
+  VerifyRun run = RunVerification(command, progress.get());
   uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
   if (run.result.verdict == symbolic::Verdict::kUnknown && !command.Has("--no-numeric")) {
     if (Gatherer()) {
+      if (progress->enabled()) {
+        report::VerifyProgress(run.s_graph, progress.get())
+            .Phase("numeric evidence (S and D on random inputs)");
+      }
       symbolic::ApplyNumericEvidence(
           &run.result, Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed));
     } else {
@@ -163,15 +187,22 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
           "(a LibTorch build runs one)";
     }
   }
-  std::string json_path = command.One("--json");
-  // The JSON file first: an unwritable path is bad input before anything was printed.
-  if (!json_path.empty()) {
+  progress->Clear();
+  // The report files first: an unwritable path is bad input before anything was printed.
+  if (std::string path = command.One("--json"); !path.empty()) {
     WriteOutput(
-        json_path,
+        path,
         report::VerifyReportJson(run.result, run.s_graph, run.d_program, run.info).dump(2) + "\n",
         out);
   }
-  if (json_path != "-") {
+  if (std::string path = command.One("--sarif"); !path.empty()) {
+    WriteOutput(path, report::SarifText(report::VerifySarif(run.result, run.s_graph, run.info)),
+                out);
+  }
+  if (std::string path = command.One("--junit"); !path.empty()) {
+    WriteOutput(path, report::VerifyJunit(run.result, run.s_graph, run.info), out);
+  }
+  if (to_stdout.empty()) {
     out << report::FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
   }
   return VerdictExitCode(run.result.verdict);
@@ -305,6 +336,27 @@ void RequireStaticShapes(const ir::Graph& s_graph, const ir::Program& d_program,
   }
 }
 
+std::vector<OptionSpec> CiReportOptions() {
+  return {
+      OptionSpec::One("--sarif", "FILE",
+                      "also write the verdict as SARIF 2.1.0 (code scanning); '-': stdout only"),
+      OptionSpec::One("--junit", "FILE",
+                      "also write the verdict as JUnit XML (test reports); '-': stdout only"),
+      OptionSpec::Flag("--quiet", "no progress line on stderr (shown only on a terminal)")};
+}
+
+std::unique_ptr<report::ProgressLine> MakeProgressLine(const ParsedCommand& command) {
+  // Only a person at a terminal reads it; in a log or a pipe, "\r" rewrites are noise.
+  bool show = !command.Has("--quiet") && isatty(STDERR_FILENO) == 1;
+  double after = 1.0;
+  if (const char* env = std::getenv("GG_PROGRESS_AFTER_MS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    long ms = std::strtol(env, &end, 10);
+    if (end != nullptr && *end == '\0' && ms >= 0) after = static_cast<double>(ms) / 1000;
+  }
+  return std::make_unique<report::ProgressLine>(show ? &std::cerr : nullptr, after);
+}
+
 Command VerifyCommand() {
   CommandSpec spec;
   spec.name = "verify";
@@ -315,8 +367,9 @@ Command VerifyCommand() {
       "--hints", "FILE", "candidate relations to try first (infer-relations --hints-out)"));
   spec.options.push_back(OptionSpec::One(
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
+  for (OptionSpec& option : CiReportOptions()) spec.options.push_back(option);
   spec.options.push_back(OptionSpec::Flag(
-      "--no-timing", "leave wall-clock times out of both reports (deterministic output)"));
+      "--no-timing", "leave wall-clock times out of every report (deterministic output)"));
   spec.options.push_back(OptionSpec::Flag(
       "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
   spec.options.push_back(

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/app.h"
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "report/progress.h"
 #include "symbolic/inference.h"
 #include "symbolic/relation_spec.h"
 
@@ -46,6 +48,15 @@ OptionSpec StrictOpsOption();
 std::vector<OptionSpec> ResizeOptions();
 void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* d_program,
                  std::string* s_map, std::string* d_map);
+
+// `--sarif FILE`, `--junit FILE` (the CI reports of verify and check: report/sarif.h,
+// report/junit.h; '-': standard output alone) and `--quiet` (no progress line).
+std::vector<OptionSpec> CiReportOptions();
+
+// The progress line of a verify or check run (report/progress.h): on stderr when stderr is a
+// terminal and --quiet is not given, else silent. It appears once the run has lasted
+// GG_PROGRESS_AFTER_MS milliseconds (default 1000; the pseudo-terminal test sets 0).
+std::unique_ptr<report::ProgressLine> MakeProgressLine(const ParsedCommand& command);
 
 // The numeric commands (check, infer-relations) execute the graphs: a graph with symbolic dims
 // (captured with dynamic shapes) is bad input naming the first such value and its line.

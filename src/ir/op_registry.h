@@ -22,17 +22,17 @@ namespace gg::ir {
 // One argument of a schema, e.g. "Tensor(a!) result" or "int[1] dim=[]" or "*, Scalar alpha=1".
 struct ArgSchema {
   std::string name;
-  std::string type;            // as written without alias annotation: "Tensor", "Tensor?",
-                               // "Tensor[]", "int[]", "SymInt[]", "float", "Scalar", "str", ...
+  std::string type;  // as written without alias annotation: "Tensor", "Tensor?",
+                     // "Tensor[]", "int[]", "SymInt[]", "float", "Scalar", "str", ...
   bool kwarg_only = false;
-  bool mutated = false;        // "(a!)" annotation: the op writes into this argument
+  bool mutated = false;  // "(a!)" annotation: the op writes into this argument
   std::optional<Value> default_value;
 };
 
 struct OpSchema {
   OpName name;
   std::vector<ArgSchema> args;
-  std::vector<std::string> returns;  // return types, e.g. {"Tensor", "Tensor"}; empty for void
+  std::vector<std::string> returns;       // return types, e.g. {"Tensor", "Tensor"}; empty for void
   std::vector<std::string> return_names;  // parallel to returns; "" where the schema names none
   // Parses "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
   // Throws std::invalid_argument on a malformed schema (checked when the registry loads).
@@ -69,26 +69,64 @@ class DTypeError : public ShapeError {
 
 enum class CollectiveKind {
   kNone,
-  kAllReduce,       // reduce op + group
-  kAllGather,       // gathers along dim 0 (all_gather_into_tensor)
-  kReduceScatter,   // reduces then scatters along dim 0
-  kBroadcast,       // copy of the source rank
+  kAllReduce,      // reduce op + group
+  kAllGather,      // gathers along dim 0 (all_gather_into_tensor)
+  kReduceScatter,  // reduces then scatters along dim 0
+  kBroadcast,      // copy of the source rank
   kAllToAll,
-  kWait,            // wait_tensor: identity on the value
+  kWait,  // wait_tensor: identity on the value
+};
+
+// How the numeric runtime's tolerance model (runtime/tolerance.h) sees an operator's rounding.
+enum class Rounding : uint8_t {
+  kOnce,                // one rounding per output element (pointwise math): the default
+  kExact,               // moves, selects or compares values: no rounding at all
+  kSumsLastDim,         // accumulates over the last dim of tensor input `summed_input`
+  kExactOrAccumulates,  // exact, unless its `accumulate` argument is true (index_put): then one
+                        // rounding per value landing on a position (values' leading extent)
+};
+
+// What an operator means in the tensor language (symbolic/tensor_lang.h). Read by the lowering,
+// the e-graph's type analysis, the term evaluator and the lemma families alike.
+struct OpLowering {
+  enum class Kind : uint8_t {
+    kNone,    // no meaning: the node lowers to an opaque term (equal only by congruence)
+    kMirror,  // the language op `name`, (name tensor-args...), IS this operator at its default
+              // non-tensor arguments: its type rule and its evaluation are this entry's own
+    kNamed,   // a lowering written in C++, registered under `name` in symbolic/lowering.cc
+  };
+  Kind kind = Kind::kNone;
+  std::string name;
+  // kMirror only: elementwise with one tensor argument (the output element at a position reads
+  // the input element there), so it commutes with concat and slice: the lemma files' `{f}`
+  // families range over these (symbolic/lemma_catalogue.h).
+  bool pointwise = false;
+  bool operator==(const OpLowering&) const = default;
 };
 
 struct OpTraits {
   CollectiveKind collective = CollectiveKind::kNone;
-  std::string group_arg;       // schema argument holding the group name ("group_name")
-  std::string reduce_op_arg;   // "reduce_op" for all_reduce / reduce_scatter; "" otherwise
-  bool random = false;         // draws random numbers (native_dropout)
-  bool custom = false;         // not an ATen core op (apex, vLLM, capture markers)
+  std::string group_arg;               // schema argument holding the group name ("group_name")
+  std::string reduce_op_arg;           // "reduce_op" for all_reduce / reduce_scatter; "" otherwise
+  bool random = false;                 // draws random numbers (native_dropout)
+  bool custom = false;                 // not an ATen core op (apex, vLLM, capture markers)
   bool nondeterministic_init = false;  // empty/empty_like: contents unspecified
   bool metadata_only = false;  // zeros_like/new_zeros/...: reads only its tensors' shape and dtype
   // An asynchronous collective (torch's _c10d_functional ops): its result may be read only by
   // the wait_tensor that completes it, or after that wait (the loader checks).
   bool async_result = false;
+  Rounding rounding = Rounding::kOnce;
+  int8_t summed_input = 0;  // kSumsLastDim: the tensor input (in TensorInputs order) summed
+  // A fresh, contiguous result when every tensor input is contiguous (TensorIterator and the
+  // allocating kernels; ir/strides.h tracks strides through these and views only).
+  bool fresh_contiguous = false;
+  OpLowering lowering;
 };
+
+// Combines trait sets written as data (`traits::Fresh() | traits::Mirror("exp")`): each field
+// set (non-default) in either; a field set differently in both is a table error (thrown when the
+// registry loads).
+OpTraits operator|(OpTraits a, const OpTraits& b);
 
 // What a shape rule sees.
 struct ShapeContext {
@@ -127,11 +165,23 @@ class OpRegistry {
   std::vector<std::optional<TensorType>> Infer(const Graph& graph, const Node& node,
                                                int32_t group_size = 0) const;
 
-  // Adds an entry; throws std::invalid_argument for a malformed schema or a duplicate.
+  // The operators whose lowering mirrors them into the tensor language, sorted by name.
+  std::vector<const OpInfo*> Mirrors() const;
+
+  // Adds an entry; throws std::invalid_argument for a malformed schema, a duplicate, or traits
+  // the schema cannot carry (a mirror of an operator with non-tensor arguments lacking defaults).
   void Add(const std::string& schema, ShapeRule rule, OpTraits traits = {});
 
  private:
   std::map<std::string, OpInfo> ops_;  // key: OpName::ToString() with overload
 };
+
+// The call a mirrored op stands for: `info`'s operator with its i-th Tensor argument read from
+// TensorRef{i, 0} and every other argument at its default. A graph whose nodes 0..n-1 are those
+// tensors can infer or execute it.
+Node MirrorCall(const OpInfo& info);
+// The output type of a mirrored op on tensors of `types` (one per Tensor argument): the entry's
+// own shape rule. Throws ShapeError as Infer does.
+TensorType InferMirror(const OpInfo& info, const std::vector<TensorType>& types);
 
 }  // namespace gg::ir

@@ -696,6 +696,54 @@ TEST(OpRegistryTest, AddValidatesEntries) {
   EXPECT_EQ(r.Names().size(), 1u);
 }
 
+TEST(OpRegistryTest, MirrorsAndTraitSetsAreCheckedWhenAdded) {
+  OpRegistry r;
+  // What a mirror can stand for: tensors as children, every other argument defaulted.
+  r.Add("x::sin(Tensor self) -> Tensor", rules::UnaryFloat, traits::Pointwise("sin"));
+  r.Add("x::gelu(Tensor self, *, str approximate='none') -> Tensor", rules::Identity,
+        traits::Pointwise("gelu"));
+  r.Add("x::hypot(Tensor self, Tensor other) -> Tensor", rules::Broadcast,
+        traits::Mirror("hypot"));
+  EXPECT_THROW(r.Add("x::pow(Tensor self, Scalar exponent) -> Tensor", rules::Identity,
+                     traits::Mirror("pow")),
+               std::invalid_argument);  // exponent has no default: needs a named lowering
+  EXPECT_THROW(r.Add("x::sin2(Tensor self) -> Tensor", rules::Identity, traits::Mirror("sin")),
+               std::invalid_argument);  // one language op mirrors one operator
+  EXPECT_THROW(r.Add("x::add(Tensor a, Tensor b) -> Tensor", rules::Broadcast,
+                     traits::Pointwise("add2")),
+               std::invalid_argument);  // pointwise reads one tensor
+  EXPECT_THROW(r.Add("x::split(Tensor self) -> Tensor[]", rules::Identity, traits::Mirror("sp")),
+               std::invalid_argument);  // a mirror returns one tensor
+  EXPECT_THROW(r.Add("x::bad(Tensor self) -> Tensor", rules::Identity, traits::Lower("Bad-Name")),
+               std::invalid_argument);
+  EXPECT_THROW(r.Add("x::put(Tensor self) -> Tensor", rules::Identity,
+                     traits::ExactOrAccumulates()),
+               std::invalid_argument);  // needs an `accumulate` argument
+  // A trait set twice, differently, is a table error; the same value twice is not.
+  EXPECT_THROW(traits::Exact() | traits::SumsLastDim(), std::logic_error);
+  EXPECT_THROW(traits::Lower("a") | traits::Lower("b"), std::logic_error);
+  OpTraits both = traits::Fresh() | traits::Exact() | traits::Fresh();
+  EXPECT_TRUE(both.fresh_contiguous);
+  EXPECT_EQ(both.rounding, Rounding::kExact);
+  ASSERT_EQ(r.Mirrors().size(), 3u);
+  EXPECT_EQ(r.Mirrors()[0]->traits.lowering.name, "gelu");  // sorted by operator name
+}
+
+TEST(OpRegistryTest, AMirrorIsTypedByItsOperatorsOwnRule) {
+  const OpInfo* exp = OpRegistry::Default().Find(OpName{"aten", "exp", ""});
+  ASSERT_NE(exp, nullptr);
+  ASSERT_EQ(exp->traits.lowering.kind, OpLowering::Kind::kMirror);
+  EXPECT_EQ(InferMirror(*exp, {TensorType{DType::kInt64, {Dim(2), Dim(3)}}}).ToString(),
+            "f32[2, 3]");  // integral inputs compute in the default float dtype
+  const OpInfo* gelu = OpRegistry::Default().Find(OpName{"aten", "gelu", ""});
+  ASSERT_NE(gelu, nullptr);
+  EXPECT_THROW(InferMirror(*gelu, {TensorType{DType::kInt64, {Dim(2)}}}), ShapeError);
+  Node call = MirrorCall(*gelu);
+  EXPECT_EQ(call.args.size(), 1u);
+  BoundArgs args(gelu->schema, call);
+  EXPECT_EQ(args["approximate"].as_string(), "none");
+}
+
 TEST(OpRegistryTest, EveryTableEntryLoadsIntoAFreshRegistry) {
   OpRegistry r;
   size_t count = 0;

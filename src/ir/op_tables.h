@@ -31,6 +31,26 @@ inline OpTraits Collective(CollectiveKind kind, std::string group_arg, std::stri
           .reduce_op_arg = std::move(reduce_op_arg),
           .custom = custom};
 }
+// Rounding (runtime/tolerance.h): exact, or a sum over the last dim of tensor input k.
+inline OpTraits Exact() { return {.rounding = Rounding::kExact}; }
+inline OpTraits SumsLastDim(int8_t input = 0) {
+  return {.rounding = Rounding::kSumsLastDim, .summed_input = input};
+}
+inline OpTraits ExactOrAccumulates() { return {.rounding = Rounding::kExactOrAccumulates}; }
+// A fresh contiguous result from contiguous inputs (ir/strides.h).
+inline OpTraits Fresh() { return {.fresh_contiguous = true}; }
+// Meaning in the tensor language (OpLowering): the language op `name` is this operator (its
+// tensor arguments as children, the rest at their defaults); Pointwise also makes it a member
+// of the lemma files' `{f}` families; Lower names a C++ lowering in symbolic/lowering.cc.
+inline OpTraits Mirror(std::string name) {
+  return {.lowering = {OpLowering::Kind::kMirror, std::move(name), false}};
+}
+inline OpTraits Pointwise(std::string name) {
+  return {.lowering = {OpLowering::Kind::kMirror, std::move(name), true}};
+}
+inline OpTraits Lower(std::string name) {
+  return {.lowering = {OpLowering::Kind::kNamed, std::move(name), false}};
+}
 // A collective whose result is ready only after its wait_tensor.
 inline OpTraits AsyncCollective(CollectiveKind kind, std::string group_arg,
                                 std::string reduce_op_arg) {

@@ -10,20 +10,26 @@ std::vector<OpEntry> CustomOps() {
   const OpTraits custom = traits::Custom();
   return {
       // Outputs: out, mean, invvar; mean and invvar hold one entry per normalized row.
-      {"apex::fused_layer_norm_affine_fwd(Tensor input, Tensor weight, Tensor bias, int[] normalized_shape, float eps) -> (Tensor, Tensor, Tensor)",
-       ApexLayerNorm, custom},
-      {"_C::rms_norm(Tensor(a!) result, Tensor input, Tensor weight, float epsilon) -> ()",
-       RmsNorm, custom},
-      {"_C::fused_add_rms_norm(Tensor(a!) input, Tensor(b!) residual, Tensor weight, float epsilon) -> ()",
-       FusedAddRmsNorm, custom},
-      {"_C::silu_and_mul(Tensor(a!) out, Tensor input) -> ()", SiluAndMul, custom},
-      {"_C::rotary_embedding(Tensor positions, Tensor(a!) query, Tensor(b!)? key, int head_size, Tensor cos_sin_cache, bool is_neox) -> ()",
-       RotaryEmbedding, custom},
-      {"vllm::unified_attention_with_output(Tensor query, Tensor key, Tensor value, Tensor(a!) output, str layer_name, Tensor? output_scale=None) -> ()",
-       UnifiedAttention, custom},
+      {"apex::fused_layer_norm_affine_fwd(Tensor input, Tensor weight, Tensor bias, int[] "
+       "normalized_shape, float eps) -> (Tensor, Tensor, Tensor)",
+       ApexLayerNorm, custom | traits::SumsLastDim() | traits::Lower("apex_layer_norm")},
+      {"_C::rms_norm(Tensor(a!) result, Tensor input, Tensor weight, float epsilon) -> ()", RmsNorm,
+       custom | traits::SumsLastDim() | traits::Lower("rms_norm")},
+      {"_C::fused_add_rms_norm(Tensor(a!) input, Tensor(b!) residual, Tensor weight, float "
+       "epsilon) -> ()",
+       FusedAddRmsNorm, custom | traits::SumsLastDim() | traits::Lower("fused_add_rms_norm")},
+      {"_C::silu_and_mul(Tensor(a!) out, Tensor input) -> ()", SiluAndMul,
+       custom | traits::Lower("silu_and_mul")},
+      {"_C::rotary_embedding(Tensor positions, Tensor(a!) query, Tensor(b!)? key, int head_size, "
+       "Tensor cos_sin_cache, bool is_neox) -> ()",
+       RotaryEmbedding, custom | traits::Lower("rotary_embedding")},
+      {"vllm::unified_attention_with_output(Tensor query, Tensor key, Tensor value, Tensor(a!) "
+       "output, str layer_name, Tensor? output_scale=None) -> ()",
+       UnifiedAttention, custom | traits::SumsLastDim() | traits::Lower("unified_attention")},
       // Capture markers: identity operators that give a tensor a name. They do not occur in the
       // published corpus; these schemas are GraphGuard's declaration.
-      {"tg::log_tensor(Tensor x, str name) -> Tensor", Identity, custom},
+      {"tg::log_tensor(Tensor x, str name) -> Tensor", Identity,
+       custom | traits::Lower("identity")},
       {"tg::inplace_log_tensor(Tensor(a!) x, str name) -> ()", Void, custom},
   };
 }

@@ -7,18 +7,30 @@ namespace gg::ir {
 std::vector<OpEntry> LinalgOps() {
   using namespace rules;  // NOLINT: the tables read as data
   return {
-      {"aten::mm(Tensor self, Tensor mat2) -> Tensor", Mm},
-      {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-       Addmm},
-      {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", Bmm},
-      {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-       Baddbmm},
-      {"aten::matmul(Tensor self, Tensor other) -> Tensor", Matmul},
-      {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", Linear},
-      {"aten::_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)",
-       FlashAttention, traits::Random()},
-      {"aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> (Tensor output, Tensor log_sumexp, Tensor philox_seed, Tensor philox_offset)",
-       EfficientAttention, traits::Random()},
+      {"aten::mm(Tensor self, Tensor mat2) -> Tensor", Mm,
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("mm")},
+      {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
+       "Tensor",
+       Addmm, traits::SumsLastDim(1) | traits::Fresh() | traits::Lower("addmm")},
+      {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", Bmm,
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("bmm")},
+      {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
+       "-> Tensor",
+       Baddbmm, traits::SumsLastDim(1) | traits::Fresh() | traits::Lower("baddbmm")},
+      {"aten::matmul(Tensor self, Tensor other) -> Tensor", Matmul,
+       traits::SumsLastDim() | traits::Fresh()},
+      {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", Linear,
+       traits::SumsLastDim() | traits::Fresh()},
+      {"aten::_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, float "
+       "dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) "
+       "-> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, "
+       "SymInt max_k, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)",
+       FlashAttention, traits::Random() | traits::SumsLastDim()},
+      {"aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor value, "
+       "Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0.0, bool is_causal=False, *, "
+       "float? scale=None) -> (Tensor output, Tensor log_sumexp, Tensor philox_seed, Tensor "
+       "philox_offset)",
+       EfficientAttention, traits::Random() | traits::SumsLastDim()},
   };
 }
 

@@ -7,46 +7,69 @@ namespace gg::ir {
 std::vector<OpEntry> ReductionOps() {
   using namespace rules;  // NOLINT: the tables read as data
   return {
-      {"aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", SumAll},
-      {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-       SumDims},
-      {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", MeanAll},
-      {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-       MeanDims},
-      {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", AmaxDims},
-      {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", AmaxDims},
-      {"aten::max(Tensor self) -> Tensor", MaxAll},
+      {"aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", SumAll,
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("sum_all")},
+      {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+       "dtype=None) -> Tensor",
+       SumDims, traits::SumsLastDim() | traits::Fresh() | traits::Lower("sum_dims")},
+      {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", MeanAll,
+       traits::SumsLastDim() | traits::Fresh()},
+      {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
+       "Tensor",
+       MeanDims, traits::SumsLastDim() | traits::Fresh() | traits::Lower("mean_dims")},
+      {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", AmaxDims,
+       traits::Exact() | traits::Fresh() | traits::Lower("amax")},
+      {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", AmaxDims,
+       traits::Exact() | traits::Fresh()},
+      {"aten::max(Tensor self) -> Tensor", MaxAll, traits::Exact() | traits::Fresh()},
       {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-       MaxDim},
+       MaxDim, traits::Exact() | traits::Fresh() | traits::Lower("max_dim")},
       {"aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-       MaxDim},
-      {"aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", Argmax},
-      {"aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", Logsumexp},
-      {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
-       Var},
-      {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
-       VarMean},
-      {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-       VectorNorm},
-      {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", Cumsum},
-      {"aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-       Topk},
-      {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-       Sort},
-      {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax},
-      {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax},
-      {"aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-       SoftmaxBackward},
-      {"aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-       SoftmaxBackward},
-      {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-       LayerNorm},
-      {"aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       LayerNormBackward},
-      {"aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
-       NllLossForward},
-      {"aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
-       NllLossBackward},
+       MaxDim, traits::Exact() | traits::Fresh()},
+      {"aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", Argmax,
+       traits::Exact() | traits::Fresh()},
+      {"aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", Logsumexp,
+       traits::SumsLastDim() | traits::Fresh()},
+      {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+       "keepdim=False) -> Tensor",
+       Var, traits::SumsLastDim() | traits::Fresh()},
+      {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+       "keepdim=False) -> (Tensor, Tensor)",
+       VarMean, traits::SumsLastDim() | traits::Fresh()},
+      {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, "
+       "*, ScalarType? dtype=None) -> Tensor",
+       VectorNorm, traits::SumsLastDim() | traits::Fresh()},
+      {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", Cumsum,
+       traits::SumsLastDim() | traits::Fresh()},
+      {"aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+       "(Tensor values, Tensor indices)",
+       Topk, traits::Fresh()},
+      {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
+       "indices)",
+       Sort, traits::Fresh()},
+      {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax,
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("softmax")},
+      {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax,
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("log_softmax")},
+      {"aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+       "input_dtype) -> Tensor",
+       SoftmaxBackward, traits::Fresh() | traits::Lower("softmax_backward_data")},
+      {"aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+       "input_dtype) -> Tensor",
+       SoftmaxBackward, traits::Fresh() | traits::Lower("log_softmax_backward_data")},
+      {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? "
+       "bias, float eps) -> (Tensor, Tensor, Tensor)",
+       LayerNorm, traits::SumsLastDim() | traits::Fresh() | traits::Lower("native_layer_norm")},
+      {"aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+       "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, "
+       "Tensor, Tensor)",
+       LayerNormBackward, traits::Fresh() | traits::Lower("native_layer_norm_backward")},
+      {"aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
+       "ignore_index) -> (Tensor output, Tensor total_weight)",
+       NllLossForward, traits::SumsLastDim() | traits::Fresh() | traits::Lower("nll_loss_forward")},
+      {"aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+       "int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+       NllLossBackward, traits::Fresh() | traits::Lower("nll_loss_backward")},
   };
 }
 

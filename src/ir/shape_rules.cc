@@ -289,6 +289,12 @@ int64_t NormalizeDim(const ShapeContext& ctx, int64_t dim, int64_t rank) {
 }
 
 Shape BroadcastShapes(const ShapeContext& ctx, const Shape& a, const Shape& b) {
+  std::optional<Shape> out = BroadcastShapes(a, b);
+  if (!out) RuleError(ctx, "shapes " + Str(a) + " and " + Str(b) + " are not broadcastable");
+  return *out;
+}
+
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -301,7 +307,7 @@ Shape BroadcastShapes(const ShapeContext& ctx, const Shape& a, const Shape& b) {
     } else if (IsStaticOne(*da)) {
       out[i] = *db;
     } else if (KnownDifferent(*da, *db)) {
-      RuleError(ctx, "shapes " + Str(a) + " and " + Str(b) + " are not broadcastable");
+      return std::nullopt;
     } else {
       out[i] = da->is_static() ? *da : *db;  // a symbol meeting a size: the size
     }

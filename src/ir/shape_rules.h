@@ -45,6 +45,9 @@ const TensorType& FirstTensorArg(const ShapeContext& ctx);
 // ---- shape helpers ---------------------------------------------------------------------------
 int64_t NormalizeDim(const ShapeContext& ctx, int64_t dim, int64_t rank);
 Shape BroadcastShapes(const ShapeContext& ctx, const Shape& a, const Shape& b);
+// The same without a node to blame: nullopt when a and b do not broadcast (the tensor
+// language's type analysis shares this rule).
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // True when `from` broadcasts to exactly `to`.
 bool BroadcastsTo(const Shape& from, const Shape& to);
 // Shape of a reduction over `dims` (all dims when empty).
@@ -70,23 +73,23 @@ DType ToFloating(DType dtype);
 namespace rules {
 
 // Pointwise.
-Outputs Identity(const ShapeContext& ctx);        // type of the first argument
-Outputs UnaryFloat(const ShapeContext& ctx);      // integral inputs compute in f32
-Outputs UnaryFloatOnly(const ShapeContext& ctx);  // floating inputs only (gelu, silu)
-Outputs Broadcast(const ShapeContext& ctx);       // args 0 and 1, promoted
-Outputs BroadcastTrueDiv(const ShapeContext& ctx);  // div: integral results become f32
-Outputs DivMode(const ShapeContext& ctx);         // div.Tensor_mode
+Outputs Identity(const ShapeContext& ctx);           // type of the first argument
+Outputs UnaryFloat(const ShapeContext& ctx);         // integral inputs compute in f32
+Outputs UnaryFloatOnly(const ShapeContext& ctx);     // floating inputs only (gelu, silu)
+Outputs Broadcast(const ShapeContext& ctx);          // args 0 and 1, promoted
+Outputs BroadcastTrueDiv(const ShapeContext& ctx);   // div: integral results become f32
+Outputs DivMode(const ShapeContext& ctx);            // div.Tensor_mode
 Outputs BroadcastIntegral(const ShapeContext& ctx);  // bitwise ops: bool/integral only
-Outputs Compare(const ShapeContext& ctx);         // args 0 and 1 broadcast, bool result
+Outputs Compare(const ShapeContext& ctx);            // args 0 and 1 broadcast, bool result
 Outputs Where(const ShapeContext& ctx);
 Outputs MaskedFill(const ShapeContext& ctx);
 Outputs BackwardLikeSelf(const ShapeContext& ctx);  // gelu_backward etc.: broadcast of 0 and 1
 Outputs ToCopy(const ShapeContext& ctx);
-Outputs Copy(const ShapeContext& ctx);            // copy(self, src): self's type
-Outputs Dropout(const ShapeContext& ctx);         // (output, bool mask)
-Outputs Softmax(const ShapeContext& ctx);         // _softmax/_log_softmax(self, dim, half_to_float)
+Outputs Copy(const ShapeContext& ctx);     // copy(self, src): self's type
+Outputs Dropout(const ShapeContext& ctx);  // (output, bool mask)
+Outputs Softmax(const ShapeContext& ctx);  // _softmax/_log_softmax(self, dim, half_to_float)
 Outputs SoftmaxBackward(const ShapeContext& ctx);  // grad_output's shape, input_dtype
-Outputs Void(const ShapeContext& ctx);            // returns nothing
+Outputs Void(const ShapeContext& ctx);             // returns nothing
 
 // Linear algebra.
 Outputs Mm(const ShapeContext& ctx);
@@ -117,17 +120,17 @@ Outputs SplitWithSizes(const ShapeContext& ctx);
 Outputs Split(const ShapeContext& ctx);
 
 // Reductions and normalizations.
-Outputs SumAll(const ShapeContext& ctx);     // sum(self, *, dtype): integral -> i64
-Outputs SumDims(const ShapeContext& ctx);    // sum.dim_IntList
+Outputs SumAll(const ShapeContext& ctx);   // sum(self, *, dtype): integral -> i64
+Outputs SumDims(const ShapeContext& ctx);  // sum.dim_IntList
 Outputs MeanAll(const ShapeContext& ctx);
 Outputs MeanDims(const ShapeContext& ctx);
-Outputs AmaxDims(const ShapeContext& ctx);   // amax/amin(self, dim=[], keepdim)
-Outputs MaxAll(const ShapeContext& ctx);     // max/min(self) -> scalar
-Outputs MaxDim(const ShapeContext& ctx);     // (values, i64 indices)
+Outputs AmaxDims(const ShapeContext& ctx);  // amax/amin(self, dim=[], keepdim)
+Outputs MaxAll(const ShapeContext& ctx);    // max/min(self) -> scalar
+Outputs MaxDim(const ShapeContext& ctx);    // (values, i64 indices)
 Outputs Argmax(const ShapeContext& ctx);
 Outputs Logsumexp(const ShapeContext& ctx);
-Outputs Var(const ShapeContext& ctx);        // var.correction
-Outputs VarMean(const ShapeContext& ctx);    // var_mean.correction
+Outputs Var(const ShapeContext& ctx);      // var.correction
+Outputs VarMean(const ShapeContext& ctx);  // var_mean.correction
 Outputs VectorNorm(const ShapeContext& ctx);
 Outputs Cumsum(const ShapeContext& ctx);
 Outputs Topk(const ShapeContext& ctx);
@@ -147,10 +150,10 @@ Outputs ScatterLike(const ShapeContext& ctx);  // scatter/scatter_add: self's ty
 Outputs IndexSelect(const ShapeContext& ctx);
 
 // Factories.
-Outputs FromSize(const ShapeContext& ctx);      // empty/zeros/ones/rand(size, *, dtype=f32)
-Outputs Full(const ShapeContext& ctx);          // dtype from fill_value unless given
-Outputs Like(const ShapeContext& ctx);          // *_like(self, *, dtype)
-Outputs NewFromSize(const ShapeContext& ctx);   // new_*(self, size, *, dtype=self's)
+Outputs FromSize(const ShapeContext& ctx);     // empty/zeros/ones/rand(size, *, dtype=f32)
+Outputs Full(const ShapeContext& ctx);         // dtype from fill_value unless given
+Outputs Like(const ShapeContext& ctx);         // *_like(self, *, dtype)
+Outputs NewFromSize(const ShapeContext& ctx);  // new_*(self, size, *, dtype=self's)
 Outputs ScalarTensor(const ShapeContext& ctx);
 Outputs Arange(const ShapeContext& ctx);
 
@@ -160,8 +163,8 @@ Outputs ReduceScatter(const ShapeContext& ctx);  // dim 0 / group_size
 Outputs AllToAllSingle(const ShapeContext& ctx);
 
 // Custom kernels (apex, vLLM).
-Outputs ApexLayerNorm(const ShapeContext& ctx);     // (out, mean, invvar)
-Outputs RmsNorm(const ShapeContext& ctx);           // _C::rms_norm: checks, returns nothing
+Outputs ApexLayerNorm(const ShapeContext& ctx);  // (out, mean, invvar)
+Outputs RmsNorm(const ShapeContext& ctx);        // _C::rms_norm: checks, returns nothing
 Outputs FusedAddRmsNorm(const ShapeContext& ctx);
 Outputs SiluAndMul(const ShapeContext& ctx);
 Outputs RotaryEmbedding(const ShapeContext& ctx);

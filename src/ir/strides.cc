@@ -31,40 +31,12 @@ bool IsContiguous(const std::vector<int64_t>& sizes, const Strides& strides) {
   return true;
 }
 
-// Operators whose results are freshly allocated and contiguous when every tensor input is
-// (TensorIterator follows its inputs' layout, so a non-contiguous input leaves them unknown).
-const std::set<std::string>& FreshContiguousOps() {
-  static const std::set<std::string> ops = {
-      // elementwise
-      "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "clamp", "cos", "div", "eq", "erf",
-      "exp", "ge", "gelu", "gelu_backward", "gt", "le", "logical_not", "lt", "masked_fill",
-      "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt", "rsub",
-      "sigmoid", "sigmoid_backward", "silu", "silu_backward", "sin", "sqrt", "sub", "tanh",
-      "tanh_backward", "threshold_backward", "where", "native_dropout", "native_dropout_backward",
-      "fill", "bernoulli",
-      // matrix products
-      "addmm", "baddbmm", "bmm", "mm", "matmul", "linear",
-      // reductions, sorting, normalization
-      "amax", "amin", "argmax", "sum", "mean", "max", "min", "var", "var_mean", "logsumexp",
-      "cumsum", "linalg_vector_norm", "sort", "topk", "_softmax", "_log_softmax",
-      "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm",
-      "native_layer_norm_backward",
-      // indexing into fresh results
-      "embedding", "embedding_dense_backward", "index_select", "gather", "scatter", "scatter_add",
-      "index_put", "select_scatter", "slice_scatter", "nll_loss_forward", "nll_loss_backward",
-      "cat", "stack",
-      // factories
-      "arange", "empty", "full", "ones", "zeros", "rand", "scalar_tensor", "new_empty", "new_ones",
-      "new_zeros"};
-  return ops;
-}
-
 // Operators whose result has the input's layout when that layout is dense (memory_format
 // preserve, the default), else is contiguous only when asked for (contiguous_format).
 const std::set<std::string>& PreserveFormatOps() {
-  static const std::set<std::string> ops = {"clone",      "_to_copy",  "lift_fresh_copy",
-                                            "empty_like", "zeros_like", "ones_like",
-                                            "full_like",  "rand_like", "randn_like", "copy"};
+  static const std::set<std::string> ops = {
+      "clone",     "_to_copy",  "lift_fresh_copy", "empty_like", "zeros_like",
+      "ones_like", "full_like", "rand_like",       "randn_like", "copy"};
   return ops;
 }
 
@@ -147,7 +119,9 @@ class Propagation {
       }
       return;
     }
-    if (FreshContiguousOps().count(name) != 0) {
+    // Freshly allocated and contiguous when every tensor input is (TensorIterator follows its
+    // inputs' layout, so a non-contiguous input leaves them unknown).
+    if (info->traits.fresh_contiguous) {
       if (all_inputs_contiguous) contiguous_outputs();
       return;
     }
@@ -170,9 +144,9 @@ class Propagation {
     if (PreserveFormatOps().count(name) != 0) {
       if (!out_sizes) return;
       const Value* format = args.has("memory_format") ? &args["memory_format"] : nullptr;
-      const bool contiguous_format = format != nullptr && format->is_enum() &&
-                                     format->as_enum().name.find("contiguous_format") !=
-                                         std::string::npos;
+      const bool contiguous_format =
+          format != nullptr && format->is_enum() &&
+          format->as_enum().name.find("contiguous_format") != std::string::npos;
       if (contiguous_format) {
         out[0] = ContiguousStrides(*out_sizes);
       } else if ((format == nullptr || format->is_none() ||

@@ -82,15 +82,7 @@ void AppendRow(std::ostringstream& out, const std::string& label, const std::str
       << value << "\n";
 }
 
-// What decided a verdict other than REFINES: the first failing S operator, or else the first
-// expected output the lemmas could not show, located at the S operator that produces it.
-struct Localization {
-  ir::NodeId s_node = -1;
-  const NodeOutcome* outcome = nullptr;  // the operator's inference, when it was examined
-  std::optional<size_t> node_index;      // into result.nodes
-  std::optional<size_t> output_index;    // into result.outputs (verdict decided by an output)
-  std::string why;
-};
+}  // namespace
 
 std::optional<Localization> Localize(const VerifyResult& result) {
   if (result.verdict == symbolic::Verdict::kRefines) return std::nullopt;
@@ -118,14 +110,24 @@ std::optional<Localization> Localize(const VerifyResult& result) {
   return std::nullopt;
 }
 
-// The distinct S tensors `s_node` reads, in argument order.
-std::vector<std::string> InputNames(const ir::Graph& s_graph, ir::NodeId s_node) {
+std::vector<std::string> OperatorOutputNames(const ir::Graph& s_graph, ir::NodeId id) {
+  return OutputNames(s_graph, id);
+}
+
+std::vector<std::string> OperatorInputNames(const ir::Graph& s_graph, ir::NodeId s_node) {
   std::vector<std::string> names;
   for (ir::TensorRef in : s_graph.node(s_node).TensorInputs()) {
     std::string name = s_graph.ValueName(in);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   return names;
+}
+
+namespace {
+
+// The distinct S tensors `s_node` reads, in argument order.
+std::vector<std::string> InputNames(const ir::Graph& s_graph, ir::NodeId s_node) {
+  return OperatorInputNames(s_graph, s_node);
 }
 
 void AppendRelations(std::ostringstream& out, const VerifyResult& result, const ir::Graph& s_graph,

@@ -36,6 +36,24 @@ struct VerifyRunInfo {
   bool timing = true;  // false: no wall-clock values anywhere (golden files)
 };
 
+// What decided a verdict other than REFINES: the first failing S operator, or else the first
+// expected output the lemmas could not show, located at the S operator that produces it. Every
+// rendering (text, JSON, SARIF, JUnit) localizes through this, so they name the same operator.
+struct Localization {
+  ir::NodeId s_node = -1;
+  const symbolic::NodeOutcome* outcome = nullptr;  // the operator's inference, when examined
+  std::optional<size_t> node_index;                // into result.nodes
+  std::optional<size_t> output_index;  // into result.outputs (verdict decided by an output)
+  std::string why;
+};
+// nullopt for REFINES (and for a result that names nothing, which Verify never returns).
+std::optional<Localization> Localize(const symbolic::VerifyResult& result);
+
+// The S tensors operator `id` produces (typed outputs only) and the distinct ones it reads, in
+// argument order.
+std::vector<std::string> OperatorOutputNames(const ir::Graph& s_graph, ir::NodeId id);
+std::vector<std::string> OperatorInputNames(const ir::Graph& s_graph, ir::NodeId id);
+
 // The report's first line: the verdict, for a REFINES resting on premises "REFINES under N
 // premises (the first three)", then the summary.
 std::string VerdictLine(const symbolic::VerifyResult& result);

@@ -257,8 +257,19 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
   }
 
   std::map<ir::TensorRef, std::pair<at::Tensor, at::Tensor>> samples;  // indices, values
+  // Runs of the check: D and S per pass, and the perturbed S once.
+  size_t runs_done = 0;
+  const size_t runs = 2 * passes.size() + 1;
+  auto stage = [&](size_t pass, const std::string& what) {
+    if (!options.progress) return;
+    std::string name = passes.size() > 1 ? "pass " + std::to_string(pass + 1) + "/" +
+                                               std::to_string(passes.size()) + ": " + what
+                                         : what;
+    options.progress(name, runs_done++, runs);
+  };
   for (size_t pass = 0; pass < passes.size(); ++pass) {
     const bool first = pass == 0;
+    stage(pass, "D");
     auto start = std::chrono::steady_clock::now();
     DPass d_run;
     try {
@@ -319,6 +330,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
                                .to(value.device());
         samples[ref] = {index, value.reshape({-1}).index_select(0, index).to(at::kDouble)};
       };
+      stage(pass, "perturbed S");
       start = std::chrono::steady_clock::now();
       Execute(s_graph, inputs.s, reference);
       result.seconds_reference = Seconds(start);
@@ -379,6 +391,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
         result.checks.push_back(check);
       }
     };
+    stage(pass, "S");
     start = std::chrono::steady_clock::now();
     Execute(s_graph, inputs.s, plain);
     result.seconds_s += Seconds(start);

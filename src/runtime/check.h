@@ -40,6 +40,9 @@ struct CheckOptions {
   // a CPU run) and moved; comparisons and the perturbation run on the device; fingerprints copy
   // to the CPU (fingerprint.h computes them in float64 there).
   at::Device device = at::kCPU;
+  // Called as each run of the check starts — "pass 1/2: D", "perturbed S", "pass 1/2: S" — with
+  // the runs done and planned (empty: none). For a progress display (report/progress.h) only.
+  std::function<void(const std::string& stage, size_t done, size_t total)> progress;
 };
 
 enum class RelationKind { kExpectedOutput, kAssumed, kInferred };

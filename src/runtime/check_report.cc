@@ -202,4 +202,41 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
   return j;
 }
 
+report::CheckSummary CheckSummaryOf(const CheckResult& result, const ir::Graph& s_graph,
+                                    const CheckRunInfo& info) {
+  report::CheckSummary s;
+  s.outcome = CheckOutcome(result);
+  s.d_failure = result.d_failure;
+  s.seq = info.seq;
+  s.dist = info.dist;
+  s.relations_file = info.relations;
+  s.s_graph_file = s_graph.file;
+  s.seed = result.seed;
+  s.random_mode = result.random_mode;
+  s.device = result.device;
+  s.collectives = result.collectives;
+  s.timing = info.timing;
+  s.seconds = result.seconds_d + result.seconds_s + result.seconds_reference;
+  for (size_t i = 0; i < result.checks.size(); ++i) {
+    const RelationCheck& c = result.checks[i];
+    report::CheckedRelation r;
+    r.status = !c.error.empty() ? report::CheckedRelation::Status::kNotEvaluated
+               : c.holds()      ? report::CheckedRelation::Status::kHolds
+                                : report::CheckedRelation::Status::kFails;
+    r.s_tensor = s_graph.ValueName(c.relation.s_tensor);
+    r.relation = symbolic::RelationToString(c.relation, s_graph);
+    r.kind = std::string(RelationKindName(c.kind));
+    r.figures = RelationFigures(c);
+    r.error = c.error;
+    r.first_failure = result.first_failure && *result.first_failure == i;
+    const ir::Node& node = s_graph.node(c.relation.s_tensor.node);
+    r.s_node = node.name;
+    r.s_operator = node.kind == ir::NodeKind::kOperator ? node.op.ToString() : "graph input";
+    r.graph_line = node.def_line;
+    r.source = node.source;
+    s.relations.push_back(std::move(r));
+  }
+  return s;
+}
+
 }  // namespace gg::runtime

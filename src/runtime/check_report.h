@@ -9,6 +9,7 @@
 
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "report/check_summary.h"
 #include "runtime/check.h"
 
 namespace gg::runtime {
@@ -40,5 +41,9 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
 
 nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Graph& s_graph,
                                        const CheckRunInfo& info);
+
+// The check in plain types for the CI reports (report/sarif.h, report/junit.h).
+report::CheckSummary CheckSummaryOf(const CheckResult& result, const ir::Graph& s_graph,
+                                    const CheckRunInfo& info);
 
 }  // namespace gg::runtime

@@ -232,11 +232,9 @@ class RankRun {
         Store(node, {CollectiveInput(node, args)});
         return;
       }
-      const Kernel* kernel = FindKernel(node.op);
-      if (kernel == nullptr) Fail(node, "no kernel for " + node.op.ToString());
       RandomMode random{options_.dropout_off, &generator_};
-      outputs = CallKernel(
-          *kernel, node, info, args, [&](ir::TensorRef ref) { return Value(ref, node); }, random,
+      outputs = CallOperator(
+          node, info, args, [&](ir::TensorRef ref) { return Value(ref, node); }, random,
           options_.device);
       if (options_.transform_outputs) options_.transform_outputs(rank_, node, outputs);
     } catch (const InputError&) {

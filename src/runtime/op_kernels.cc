@@ -217,8 +217,6 @@ void AddElementwise(Table& t) {
   t["aten::div.Tensor"] = [](const KernelCall& c) -> Out {
     return {at::div(c.Tensor("self"), c.Tensor("other"))};
   };
-  t["aten::exp.default"] = [](const KernelCall& c) -> Out { return {at::exp(c.Tensor("self"))}; };
-  t["aten::log.default"] = [](const KernelCall& c) -> Out { return {at::log(c.Tensor("self"))}; };
   t["aten::gelu.default"] = [](const KernelCall& c) -> Out {
     std::string approximate = c.IsNone("approximate") ? "none" : c.String("approximate");
     return {at::gelu(c.Tensor("self"), approximate)};
@@ -617,18 +615,6 @@ void AddElementwiseMore(Table& t) {
     return {at::masked_fill(c.Tensor("self"), c.Tensor("mask"), c.Tensor("value"))};
   };
   t["aten::logical_not.default"] = Unary<at::logical_not>;
-  t["aten::neg.default"] = Unary<at::neg>;
-  t["aten::abs.default"] = Unary<at::abs>;
-  t["aten::sqrt.default"] = Unary<at::sqrt>;
-  t["aten::rsqrt.default"] = Unary<at::rsqrt>;
-  t["aten::reciprocal.default"] = Unary<at::reciprocal>;
-  t["aten::sin.default"] = Unary<at::sin>;
-  t["aten::cos.default"] = Unary<at::cos>;
-  t["aten::erf.default"] = Unary<at::erf>;
-  t["aten::tanh.default"] = Unary<at::tanh>;
-  t["aten::sigmoid.default"] = Unary<at::sigmoid>;
-  t["aten::relu.default"] = Unary<at::relu>;
-  t["aten::silu.default"] = Unary<at::silu>;
   t["aten::alias.default"] = Unary<at::alias>;
   t["aten::gelu_backward.default"] = [](const KernelCall& c) -> Out {
     std::string approximate = c.IsNone("approximate") ? "none" : c.String("approximate");
@@ -997,6 +983,21 @@ std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
     }
   }
   return outputs;
+}
+
+std::vector<at::Tensor> CallOperator(const ir::Node& node, const ir::OpInfo& info,
+                                     const ir::BoundArgs& args,
+                                     const KernelCall::TensorLookup& lookup, RandomMode random,
+                                     at::Device device) {
+  if (const Kernel* kernel = FindKernel(node.op)) {
+    return CallKernel(*kernel, node, info, args, lookup, random, device);
+  }
+  // An ATen operator needs no kernel of its own: the dispatcher runs it by its schema. A
+  // functionalized, random or custom one must say how (a kernel).
+  if (info.traits.custom || info.traits.random || node.functionalized) {
+    throw std::invalid_argument("no kernel for " + node.op.ToString());
+  }
+  return CallByName(node, lookup);
 }
 
 namespace {

@@ -1,5 +1,7 @@
-// Operator kernels: one ATen implementation per registry operator, in a table keyed by the
-// operator's name ("aten::add.Tensor"), mirroring the registry's per-family tables.
+// Operator kernels: an ATen implementation for the registry operators that need one (custom,
+// random and functionalized operators, and those whose arguments need translating), in a table
+// keyed by the operator's name ("aten::add.Tensor"). A pure ATen operator without an entry runs
+// through the ATen dispatcher by its schema (CallOperator).
 //
 // A kernel reads its arguments through a KernelCall (the node's arguments bound to the schema,
 // tensor arguments resolved to values) and returns the op's results: one tensor per schema return
@@ -29,7 +31,7 @@ ir::DType FromAten(at::ScalarType type);
 // Random values are always drawn from a CPU generator and then moved to the values' device, so a
 // run on CUDA draws the same numbers as the same run on the CPU (same seed, same masks).
 struct RandomMode {
-  bool dropout_off = false;        // native_dropout = identity with an all-true mask
+  bool dropout_off = false;            // native_dropout = identity with an all-true mask
   at::Generator* generator = nullptr;  // CPU, seeded by the caller; required unless dropout_off
 };
 
@@ -91,6 +93,14 @@ std::vector<at::Tensor> CallKernel(const Kernel& kernel, const ir::Node& node,
                                    const ir::OpInfo& info, const ir::BoundArgs& args,
                                    const KernelCall::TensorLookup& lookup, RandomMode random,
                                    at::Device device = at::kCPU);
+
+// Runs registry operator `info` for `node`: its kernel, or, for an ATen operator without one,
+// the ATen dispatcher by name (CallByName): a pure ATen operator needs no kernel line. Throws
+// std::invalid_argument for a custom, random or functionalized operator without a kernel.
+std::vector<at::Tensor> CallOperator(const ir::Node& node, const ir::OpInfo& info,
+                                     const ir::BoundArgs& args,
+                                     const KernelCall::TensorLookup& lookup, RandomMode random,
+                                     at::Device device = at::kCPU);
 
 // Executes an operator the registry does not know (an opaque node) by name through the ATen
 // dispatcher (c10::Dispatcher::findSchema with the node's "ns::name" and overload, then

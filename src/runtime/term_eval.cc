@@ -1,4 +1,5 @@
-// Evaluation of tensor-language terms with ATen, one case per op of the language's table.
+// Evaluation of tensor-language terms with ATen: one case per op of the language's own table;
+// an op mirroring a registry operator runs that operator (runtime/op_kernels.h).
 #include "runtime/term_eval.h"
 
 #include <cmath>
@@ -94,8 +95,9 @@ class Evaluator {
       std::vector<at::Tensor> xs = Tensors(n, 0);
       at::Tensor acc = xs[0].clone();
       for (size_t i = 1; i < xs.size(); ++i) {
-        acc = op == "sumr" ? acc + xs[i] : op == "maxr" ? at::maximum(acc, xs[i])
-                                                        : at::minimum(acc, xs[i]);
+        acc = op == "sumr"   ? acc + xs[i]
+              : op == "maxr" ? at::maximum(acc, xs[i])
+                             : at::minimum(acc, xs[i]);
       }
       return acc;
     }
@@ -117,17 +119,7 @@ class Evaluator {
       return op == "and" ? at::logical_and(a, b) : at::logical_or(a, b);
     }
     if (op == "not") return at::logical_not(T(n, 0));
-    if (op == "neg") return at::neg(T(n, 0));
-    if (op == "exp") return at::exp(T(n, 0));
-    if (op == "log") return at::log(T(n, 0));
-    if (op == "sqrt") return at::sqrt(T(n, 0));
-    if (op == "rsqrt") return at::rsqrt(T(n, 0));
-    if (op == "tanh") return at::tanh(T(n, 0));
-    if (op == "gelu") return at::gelu(T(n, 0));
     if (op == "gelu_grad") return at::gelu_backward(at::ones_like(T(n, 0)), T(n, 0));
-    if (op == "silu") return at::silu(T(n, 0));
-    if (op == "relu") return at::relu(T(n, 0));
-    if (op == "sigmoid") return at::sigmoid(T(n, 0));
     if (op == "mm") return at::mm(T(n, 0), T(n, 1));
     if (op == "bmm") return at::bmm(T(n, 0), T(n, 1));
     if (op == "matmul") return at::matmul(T(n, 0), T(n, 1));
@@ -179,6 +171,7 @@ class Evaluator {
       return at::zeros(out, g.options())
           .index_add_(0, at::where(keep, flat_ids, at::zeros_like(flat_ids)), rows);
     }
+    if (op == "cast") return T(n, 0).to(ToAten(static_cast<ir::DType>(I(n, 1))));
     if (op == "wrap_index") {
       // where(ids < 0, ids + n, ids): aten::index's reading of ids in [-n, n), for any ids
       at::Tensor ids = T(n, 0);
@@ -193,6 +186,17 @@ class Evaluator {
       at::Tensor x = T(n, 0).to(at::kDouble);
       double p = F(n, 1);
       return at::frac(at::sin(x * 12.9898 + p * 78.233) * 43758.5453).abs() >= p;
+    }
+    if (const ir::OpInfo* mirror = TensorLanguage::Get().info(n.op).mirror) {
+      // An op mirroring a registry operator means that operator: run its kernel.
+      std::vector<at::Tensor> inputs = Tensors(n, 0);
+      ir::Node call = ir::MirrorCall(*mirror);
+      ir::BoundArgs args(mirror->schema, call);
+      RandomMode deterministic{.dropout_off = true};
+      return CallOperator(
+                 call, *mirror, args, [&](ir::TensorRef ref) { return inputs.at(ref.node); },
+                 deterministic, inputs[0].device())
+          .at(0);
     }
     Fail(n, "has no numeric meaning");
   }

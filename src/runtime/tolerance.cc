@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <string>
 
 #include "ir/op_registry.h"
@@ -39,140 +38,46 @@ bool IndexPutAccumulates(const ir::Node& node) {
 }
 
 bool IsExactOperator(const ir::Node& node) {
-  static const std::set<std::string> kExact = {"view",
-                                               "_unsafe_view",
-                                               "reshape",
-                                               "permute",
-                                               "transpose",
-                                               "t",
-                                               "slice",
-                                               "select",
-                                               "expand",
-                                               "unsqueeze",
-                                               "squeeze",
-                                               "cat",
-                                               "split",
-                                               "split_with_sizes",
-                                               "chunk",
-                                               "clone",
-                                               "contiguous",
-                                               "alias",
-                                               "detach",
-                                               "lift_fresh_copy",
-                                               "copy",
-                                               "index",
-                                               "gather",
-                                               "index_select",
-                                               "embedding",
-                                               "slice_scatter",
-                                               "select_scatter",
-                                               "scatter",
-                                               "zeros",
-                                               "zeros_like",
-                                               "ones",
-                                               "ones_like",
-                                               "full",
-                                               "empty",
-                                               "arange",
-                                               "new_zeros",
-                                               "new_ones",
-                                               "new_empty",
-                                               "full_like",
-                                               "empty_like",
-                                               "masked_fill",
-                                               "where",
-                                               "flatten",
-                                               "_reshape_alias",
-                                               "as_strided",
-                                               "split_tensor",
-                                               "unbind",
-                                               "stack",
-                                               "repeat",
-                                               "wait_tensor",
-                                               "all_gather_into_tensor",
-                                               "broadcast",
-                                               "all_to_all_single",
-                                               "eq",
-                                               "ne",
-                                               "lt",
-                                               "le",
-                                               "gt",
-                                               "ge",
-                                               "logical_and",
-                                               "logical_or",
-                                               "logical_not",
-                                               "bitwise_not",
-                                               "bitwise_and",
-                                               "bitwise_or",
-                                               "native_dropout",
-                                               "neg",
-                                               "abs",
-                                               "relu",
-                                               "max",
-                                               "min",
-                                               "amax",
-                                               "amin",
-                                               "argmax",
-                                               "argmin",
-                                               "maximum",
-                                               "minimum"};
-  if (node.op.name == "index_put") return !IndexPutAccumulates(node);
-  return kExact.count(node.op.name) != 0;
+  const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+  if (info == nullptr) return false;  // an unknown operator may round
+  switch (info->traits.rounding) {
+    case ir::Rounding::kExact:
+      return true;
+    case ir::Rounding::kExactOrAccumulates:
+      return !IndexPutAccumulates(node);
+    default:
+      return false;
+  }
 }
 
 int64_t ReductionLength(const ir::Graph& graph, const ir::Node& node) {
-  static const std::set<std::string> kInnerOfSecond = {"mm",      "bmm",    "addmm",
-                                                       "baddbmm", "matmul", "linear"};
   std::vector<ir::TensorRef> inputs = node.TensorInputs();
   auto last_dim = [&](size_t k) -> int64_t {
     if (k >= inputs.size()) return 1;
     const std::optional<ir::TensorType>& t =
         graph.node(inputs[k].node).outputs.at(inputs[k].output).type;
     if (!t || t->shape.empty() || !t->shape.back().is_static()) return 1;
-    return t->shape.back().value();
+    return std::max<int64_t>(1, t->shape.back().value());
   };
-  const std::string& name = node.op.name;
-  if (kInnerOfSecond.count(name)) {
-    // mm(a, b), bmm(a, b): K is a's last dim; addmm(bias, a, b), baddbmm(c, a, b): the second.
-    bool has_bias = name == "addmm" || name == "baddbmm";
-    return std::max<int64_t>(1, last_dim(has_bias ? 1 : 0));
+  const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+  // An unknown operator (opaque, typed from its annotation) may reduce: taken to sum over its
+  // first input's last dim, the looser bound, so its rounding is never mistaken for a bug.
+  if (info == nullptr) return last_dim(0);
+  switch (info->traits.rounding) {
+    case ir::Rounding::kSumsLastDim:
+      return last_dim(static_cast<size_t>(info->traits.summed_input));
+    case ir::Rounding::kExactOrAccumulates: {
+      if (!IndexPutAccumulates(node) || inputs.size() < 2) return 1;
+      // At most every value lands on one position: K = the number of values (their leading
+      // extent, the length of the index tensors).
+      const std::optional<ir::TensorType>& values =
+          graph.node(inputs.back().node).outputs.at(inputs.back().output).type;
+      if (!values || values->shape.empty() || !values->shape.front().is_static()) return 1;
+      return std::max<int64_t>(1, values->shape.front().value());
+    }
+    default:
+      return 1;
   }
-  static const std::set<std::string> kLastDim = {"sum",
-                                                 "mean",
-                                                 "var",
-                                                 "var_mean",
-                                                 "std",
-                                                 "norm",
-                                                 "_softmax",
-                                                 "softmax",
-                                                 "_log_softmax",
-                                                 "log_softmax",
-                                                 "native_layer_norm",
-                                                 "layer_norm",
-                                                 "rms_norm",
-                                                 "fused_add_rms_norm",
-                                                 "fused_layer_norm_affine_fwd",
-                                                 "fused_rms_norm_affine_fwd",
-                                                 "logsumexp",
-                                                 "nll_loss_forward",
-                                                 "unified_attention_with_output",
-                                                 "scaled_dot_product_attention",
-                                                 "_scaled_dot_product_flash_attention",
-                                                 "_scaled_dot_product_efficient_attention",
-                                                 "linalg_vector_norm",
-                                                 "prod",
-                                                 "cumsum"};
-  if (kLastDim.count(name)) return std::max<int64_t>(1, last_dim(0));
-  if (name == "index_put" && IndexPutAccumulates(node)) {
-    // At most every value lands on one position: K = the number of values (their leading
-    // extent, the length of the index tensors).
-    if (inputs.size() < 2) return 1;
-    const std::optional<ir::TensorType>& values =
-        graph.node(inputs.back().node).outputs.at(inputs.back().output).type;
-    if (!values || values->shape.empty() || !values->shape.front().is_static()) return 1;
-    return std::max<int64_t>(1, values->shape.front().value());
-  }
-  return 1;
 }
 
 double PerturbationAmplitude(const ir::Graph& graph, const ir::Node& node, ir::DType dtype) {

@@ -36,11 +36,12 @@ namespace gg::runtime {
 double UnitRoundoff(ir::DType dtype);
 
 // Whether `node` moves data without rounding (views, slices, cat, gathers, copies, collectives
-// that only move data).
+// that only move data): its registry entry's rounding trait (ir::Rounding).
 bool IsExactOperator(const ir::Node& node);
 
 // The number of terms one output element of `node` sums (the inner dimension of a matrix
-// product, the normalized or reduced extent), 1 for elementwise operators.
+// product, the normalized or reduced extent: ir::Rounding::kSumsLastDim), 1 for elementwise
+// operators; an operator the registry does not know counts its first input's last dim.
 int64_t ReductionLength(const ir::Graph& graph, const ir::Node& node);
 
 // Relative perturbation amplitude of `node`'s floating outputs under the model (0: exact).

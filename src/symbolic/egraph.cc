@@ -434,6 +434,74 @@ std::optional<std::vector<ProofStep>> EGraph::Explain(ClassId a_node, ClassId b_
   return steps;
 }
 
+std::vector<std::optional<std::vector<ProofRun>>> EGraph::ExplainRuns(
+    ClassId a_node, std::span<const ClassId> b_nodes) const {
+  if (!options_.explanations) throw std::logic_error("Explain: explanations are disabled");
+  std::vector<std::optional<std::vector<ProofRun>>> out(b_nodes.size());
+  if (a_node >= nodes_.size()) return out;
+  // a's path to its root, and the runs of its steps: the steps before position m on the path
+  // form the runs [0, runs_before[m]) (the last one possibly shortened).
+  std::unordered_map<ClassId, size_t> on_a_path{{a_node, 0}};
+  std::vector<ProofRun> a_runs;
+  std::vector<size_t> runs_before{0};
+  for (ClassId x = a_node; explain_parent_[x] != x; x = explain_parent_[x]) {
+    ProofRun step{explain_reason_[x], explain_forward_[x] != 0};
+    if (a_runs.empty() || !(a_runs.back() == step)) a_runs.push_back(step);
+    runs_before.push_back(a_runs.size());
+    on_a_path.emplace(explain_parent_[x], runs_before.size() - 1);
+  }
+  // For every node walked from a b: where its path meets a's, and the runs from there down to
+  // it, as a persistent list (a node's list is its parent's plus its own step).
+  struct Cell {
+    ProofRun run;
+    int64_t prev;  // earlier cell of the list, or -1
+  };
+  struct Memo {
+    size_t meet;   // position of the meeting node on a's path
+    int64_t tail;  // last cell of the runs from the meeting node down, or -1 for none
+  };
+  std::vector<Cell> cells;
+  std::unordered_map<ClassId, Memo> memo;
+  for (const auto& [node, position] : on_a_path) memo.emplace(node, Memo{position, -1});
+  std::vector<ClassId> climb;
+  for (size_t k = 0; k < b_nodes.size(); ++k) {
+    ClassId b = b_nodes[k];
+    if (b >= nodes_.size() || Find(a_node) != Find(b)) continue;
+    climb.clear();
+    ClassId x = b;
+    bool reached = true;
+    while (!memo.count(x)) {
+      climb.push_back(x);
+      if (explain_parent_[x] == x) {
+        reached = false;  // unreachable when the forest is sound
+        break;
+      }
+      x = explain_parent_[x];
+    }
+    if (!reached) continue;
+    for (size_t i = climb.size(); i-- > 0;) {
+      ClassId child = climb[i];
+      Memo m = memo.at(explain_parent_[child]);
+      ProofRun step{explain_reason_[child], explain_forward_[child] == 0};
+      if (m.tail < 0 || !(cells[m.tail].run == step)) {
+        cells.push_back({step, m.tail});
+        m.tail = static_cast<int64_t>(cells.size()) - 1;
+      }
+      memo.emplace(child, m);
+    }
+    const Memo& m = memo.at(b);
+    std::vector<ProofRun> runs(a_runs.begin(), a_runs.begin() + runs_before[m.meet]);
+    size_t down = runs.size();
+    for (int64_t c = m.tail; c >= 0; c = cells[c].prev) runs.push_back(cells[c].run);
+    std::reverse(runs.begin() + static_cast<std::ptrdiff_t>(down), runs.end());
+    if (down > 0 && down < runs.size() && runs[down - 1] == runs[down]) {
+      runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(down));
+    }
+    out[k] = std::move(runs);
+  }
+  return out;
+}
+
 std::optional<std::vector<ProofStep>> EGraph::ExplainExprs(const RecExpr& a,
                                                            const RecExpr& b) const {
   auto lookup = [this](const ENode& n) { return LookupNodeId(n); };

@@ -156,6 +156,14 @@ struct ProofStep {
   ClassId to = kNoClass;
 };
 
+// A run of consecutive equal steps of an explanation: their reason and the direction they are
+// used in (as ProofStep::forward).
+struct ProofRun {
+  ReasonId reason = kGivenReason;
+  bool forward = true;
+  bool operator==(const ProofRun& other) const = default;
+};
+
 class EGraph {
  public:
   struct Options {
@@ -230,6 +238,13 @@ class EGraph {
   std::optional<std::vector<ProofStep>> Explain(ClassId a_node, ClassId b_node) const;
   // Same, for two terms already in the graph; nullopt if either is absent or they differ.
   std::optional<std::vector<ProofStep>> ExplainExprs(const RecExpr& a, const RecExpr& b) const;
+  // Explain(a_node, b) for each of `b_nodes`, as runs (consecutive steps with the same reason and
+  // direction merged): what a report prints. One call walks each forest edge once, so explaining
+  // every member of a class is linear in the class plus the output, where separate Explain calls
+  // would walk the shared part of the paths again for each member (a class of one tensor per
+  // layer and rank is a path a thousand edges deep).
+  std::vector<std::optional<std::vector<ProofRun>>> ExplainRuns(
+      ClassId a_node, std::span<const ClassId> b_nodes) const;
 
   // Canonical text of the whole graph (classes in id order with their nodes), for determinism
   // checks and debugging.

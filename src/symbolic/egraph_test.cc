@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "symbolic/pattern.h"
 #include "symbolic/toy_language_testutil.h"
 
@@ -176,6 +180,46 @@ TEST(EGraphTest, ExplanationsOfGivenUnionsAndCongruence) {
   EXPECT_EQ((*cong)[0].reason, "congruence");
   EXPECT_FALSE(g.Explain(a, na).has_value());
   EXPECT_TRUE(g.Explain(a, a)->empty());
+}
+
+// ExplainRuns(a, bs) is Explain(a, b) for each b with consecutive equal steps merged, over forests
+// of chains (what a class of replicas unioned one by one makes), stars and random unions.
+TEST(EGraphTest, ExplainRunsMergeTheStepsOfExplain) {
+  Language lang;
+  for (int shape = 0; shape < 3; ++shape) {
+    EGraph g(lang.ops);
+    std::vector<ClassId> leaves;
+    for (int64_t i = 0; i < 40; ++i) leaves.push_back(g.AddUncanonical({lang.sym, i, {}}));
+    std::vector<ReasonId> reasons = {g.InternReason("r0"), g.InternReason("r1"),
+                                     g.InternReason("r2")};
+    uint32_t seed = 7;
+    auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) % 1000; };
+    for (size_t i = 1; i < leaves.size(); ++i) {
+      if (i % 9 == 0) continue;  // a few separate classes: no explanation between them
+      size_t other = shape == 0 ? i - 1 : shape == 1 ? 0 : next() % i;
+      g.Union(leaves[i], leaves[other], reasons[shape == 0 ? i % 2 : next() % 3]);
+    }
+    g.Rebuild();
+    for (ClassId a : leaves) {
+      auto runs = g.ExplainRuns(a, leaves);
+      ASSERT_EQ(runs.size(), leaves.size());
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        auto steps = g.Explain(a, leaves[k]);
+        ASSERT_EQ(runs[k].has_value(), steps.has_value()) << a << " " << leaves[k];
+        if (!steps) continue;
+        std::vector<std::pair<std::string, bool>> merged;
+        for (const ProofStep& step : *steps) {
+          std::pair<std::string, bool> run{step.reason, step.forward};
+          if (merged.empty() || merged.back() != run) merged.push_back(run);
+        }
+        std::vector<std::pair<std::string, bool>> got;
+        for (const ProofRun& run : *runs[k]) {
+          got.emplace_back(g.ReasonName(run.reason), run.forward);
+        }
+        EXPECT_EQ(got, merged) << "shape " << shape << ": " << a << " -> " << leaves[k];
+      }
+    }
+  }
 }
 
 TEST(EGraphTest, DumpIsDeterministic) {

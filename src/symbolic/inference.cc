@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
+#include <span>
+#include <unordered_set>
 
 #include "ir/op_registry.h"
 #include "symbolic/extract.h"
@@ -58,18 +61,31 @@ ir::CollectiveKind CollectiveOf(const ir::Node& node) {
 class DIndex {
  public:
   explicit DIndex(const ir::Program& program) : program_(program) {
-    consumers_.resize(program.ranks.size());
+    const size_t world = program.ranks.size();
+    consumers_.resize(world);
+    tensor_inputs_.resize(world);
+    collective_.resize(world);
+    read_inputs_.resize(world);
+    input_free_.resize(world);
+    relation_only_.resize(world);
     std::map<std::string, std::vector<std::vector<ir::NodeId>>> sequences;  // group -> rank -> ids
     for (size_t r = 0; r < program.ranks.size(); ++r) {
       const ir::Graph& g = program.ranks[r];
       consumers_[r].resize(g.nodes.size());
+      tensor_inputs_[r].resize(g.nodes.size());
+      collective_[r].resize(g.nodes.size());
+      read_inputs_[r].resize(g.nodes.size());
+      input_free_[r].assign(g.nodes.size(), kUnknown);
+      relation_only_[r].assign(g.nodes.size(), kUnknown);
       for (size_t id = 0; id < g.nodes.size(); ++id) {
         const ir::Node& node = g.nodes[id];
         std::vector<TensorRef> inputs = node.TensorInputs();
         std::set<ir::NodeId> producers;
         for (TensorRef in : inputs) producers.insert(in.node);
         for (ir::NodeId p : producers) consumers_[r][p].push_back(static_cast<ir::NodeId>(id));
+        tensor_inputs_[r][id] = std::move(inputs);
         ir::CollectiveKind kind = CollectiveOf(node);
+        collective_[r][id] = kind;
         if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait) continue;
         std::string group = GroupName(node);
         auto& per_rank = sequences[group];
@@ -95,17 +111,36 @@ class DIndex {
     }
   }
 
-  // The inputs a D node's lowering reads (collectives: their input), computed once.
+  // Facts about one D node, computed once: each local e-graph that reaches a node asks them again,
+  // and a tensor that every layer reads brings one leaf per layer and rank (and their consumers)
+  // into every e-graph that reads it.
+  //
+  // The inputs a D node's lowering reads (collectives: their input).
   const std::vector<TensorRef>& ReadInputs(int32_t rank, ir::NodeId id) const {
-    auto key = std::make_pair(rank, id);
-    auto it = read_inputs_.find(key);
-    if (it != read_inputs_.end()) return it->second;
-    const ir::Graph& g = program_.rank(rank);
-    const ir::Node& node = g.node(id);
-    std::vector<TensorRef> inputs = CollectiveOf(node) != ir::CollectiveKind::kNone
-                                        ? node.TensorInputs()
-                                        : symbolic::ReadInputs(g, id, constants_);
-    return read_inputs_.emplace(key, std::move(inputs)).first->second;
+    std::optional<std::vector<TensorRef>>& slot = read_inputs_[rank][id];
+    if (!slot) {
+      slot = Collective(rank, id) != ir::CollectiveKind::kNone
+                 ? tensor_inputs_[rank][id]
+                 : symbolic::ReadInputs(program_.rank(rank), id, constants_);
+    }
+    return *slot;
+  }
+  const std::vector<TensorRef>& TensorInputs(int32_t rank, ir::NodeId id) const {
+    return tensor_inputs_[rank][id];
+  }
+  ir::CollectiveKind Collective(int32_t rank, ir::NodeId id) const { return collective_[rank][id]; }
+  // InputFree of the node.
+  bool IsInputFree(int32_t rank, ir::NodeId id) const {
+    int8_t& slot = input_free_[rank][id];
+    if (slot == kUnknown) slot = InputFree(program_.rank(rank), program_.rank(rank).node(id));
+    return slot != 0;
+  }
+  // LowersToRelationOps of the node under `constants` (cached for the spec's constants).
+  bool IsRelationOnly(int32_t rank, ir::NodeId id, const ConstantValues* constants) const {
+    if (constants != constants_) return LowersToRelationOps(program_.rank(rank), id, constants);
+    int8_t& slot = relation_only_[rank][id];
+    if (slot == kUnknown) slot = LowersToRelationOps(program_.rank(rank), id, constants);
+    return slot != 0;
   }
   void SetConstants(const ConstantValues* constants) { constants_ = constants; }
 
@@ -136,20 +171,130 @@ class DIndex {
   // several ranks). A relation written through one replica (reshape(x@0)) reaches only that
   // rank's D operators; a local e-graph holding x@0 adds x@1 too, or the other ranks' uses of
   // the value stay out of its neighbourhood and a true relation is reported as missing.
-  void AddReplicas(const DKey& a, const DKey& b) {
-    replicas_[a].insert(b);
-    replicas_[b].insert(a);
+  //
+  // `key` was related alone to `s_tensor`: it is a replica of every D tensor related alone to it
+  // so far, and (when `member`: the relation was kept) of those related later. The replicas of
+  // one S tensor are stored as one group, not as pairs: a tensor every layer reads (a rotary
+  // table) is related to one D tensor per layer and rank, and every layer's copy of it in S to
+  // all of them, so pairs would grow with the cube of the depth.
+  void AddReplica(TensorRef s_tensor, const DKey& key, bool member) {
+    auto [it, fresh] = s_groups_.emplace(s_tensor, static_cast<uint32_t>(groups_.size()));
+    if (fresh) groups_.emplace_back();
+    uint32_t group = it->second;
+    if (!member) {
+      // A replica of the present members only: a group of its own holding them and the key.
+      if (groups_[group].members.empty()) return;
+      std::vector<uint32_t> snapshot = groups_[group].members;
+      group = static_cast<uint32_t>(groups_.size());
+      groups_.emplace_back();
+      for (uint32_t m : snapshot) Join(group, m);
+    }
+    Join(group, ReplicaId(key));
   }
-  const std::set<DKey>* Replicas(const DKey& key) const {
-    auto it = replicas_.find(key);
-    return it == replicas_.end() ? nullptr : &it->second;
+
+  // When one group spans the component of `key` (every two of its members are replicas: the
+  // usual shape), its members in increasing order; nullptr otherwise or without replicas.
+  const std::vector<DKey>* ReplicaClique(const DKey& key) const {
+    auto it = replica_ids_.find(key);
+    if (it == replica_ids_.end()) return nullptr;
+    uint32_t root = Root(it->second);
+    if (comp_span_[root] == kNoGroup) return nullptr;
+    const ReplicaGroup& span = groups_[comp_span_[root]];
+    if (span.members.size() != comp_size_[root] || span.members.size() < 2) return nullptr;
+    if (span.sorted.size() != span.members.size()) {
+      span.sorted.clear();
+      for (uint32_t m : span.members) span.sorted.push_back(replica_keys_[m]);
+      std::sort(span.sorted.begin(), span.sorted.end());
+    }
+    return &span.sorted;
+  }
+
+  // The replicas of `key` in increasing order (the D tensors sharing a group with it).
+  std::vector<DKey> Replicas(const DKey& key) const {
+    std::vector<DKey> out;
+    auto it = replica_ids_.find(key);
+    if (it == replica_ids_.end()) return out;
+    for (uint32_t g : key_groups_[it->second]) {
+      for (uint32_t m : groups_[g].members) {
+        if (m != it->second) out.push_back(replica_keys_[m]);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const DKey& a, const DKey& b) { return !(a < b) && !(b < a); }),
+              out.end());
+    return out;
   }
 
  private:
+  struct ReplicaGroup {
+    std::vector<uint32_t> members;     // replica ids, in the order they joined
+    mutable std::vector<DKey> sorted;  // their keys sorted (ReplicaClique), rebuilt on growth
+  };
+
+  uint32_t ReplicaId(const DKey& key) {
+    auto [it, fresh] = replica_ids_.emplace(key, static_cast<uint32_t>(replica_keys_.size()));
+    if (fresh) {
+      replica_keys_.push_back(key);
+      key_groups_.emplace_back();
+      comp_parent_.push_back(it->second);
+      comp_size_.push_back(1);
+      comp_span_.push_back(kNoGroup);
+    }
+    return it->second;
+  }
+  uint32_t Root(uint32_t id) const {
+    while (comp_parent_[id] != id) id = comp_parent_[id] = comp_parent_[comp_parent_[id]];
+    return id;
+  }
+  // Adds replica `id` to `group` (once) and merges their components.
+  void Join(uint32_t group, uint32_t id) {
+    std::vector<uint32_t>& groups_of = key_groups_[id];
+    if (std::find(groups_of.begin(), groups_of.end(), group) != groups_of.end()) return;
+    ReplicaGroup& g = groups_[group];
+    uint32_t root = Root(id);
+    if (!g.members.empty()) {
+      uint32_t other = Root(g.members.front());
+      if (other != root) {
+        if (comp_size_[other] > comp_size_[root]) std::swap(other, root);
+        comp_parent_[other] = root;
+        comp_size_[root] += comp_size_[other];
+        if (comp_span_[root] == kNoGroup ||
+            (comp_span_[other] != kNoGroup && groups_[comp_span_[other]].members.size() >
+                                                  groups_[comp_span_[root]].members.size())) {
+          comp_span_[root] = comp_span_[other];
+        }
+      }
+    }
+    g.members.push_back(id);
+    groups_of.push_back(group);
+    if (comp_span_[root] == kNoGroup ||
+        g.members.size() > groups_[comp_span_[root]].members.size()) {
+      comp_span_[root] = group;
+    }
+  }
+
+  static constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
+  static constexpr int8_t kUnknown = -1;
+
   const ir::Program& program_;
   const ConstantValues* constants_ = nullptr;
-  std::map<DKey, std::set<DKey>> replicas_;
-  mutable std::map<std::pair<int32_t, ir::NodeId>, std::vector<TensorRef>> read_inputs_;
+  // Per rank and node (see ReadInputs).
+  std::vector<std::vector<std::vector<TensorRef>>> tensor_inputs_;
+  std::vector<std::vector<ir::CollectiveKind>> collective_;
+  mutable std::vector<std::vector<std::optional<std::vector<TensorRef>>>> read_inputs_;
+  mutable std::vector<std::vector<int8_t>> input_free_;     // kUnknown, 0 or 1
+  mutable std::vector<std::vector<int8_t>> relation_only_;  // kUnknown, 0 or 1
+  std::map<TensorRef, uint32_t> s_groups_;                  // S tensor -> its group
+  std::vector<ReplicaGroup> groups_;
+  std::map<DKey, uint32_t> replica_ids_;
+  std::vector<DKey> replica_keys_;
+  std::vector<std::vector<uint32_t>> key_groups_;  // replica id -> the groups holding it
+  // Components of the replica relation (union-find over replica ids; size and widest group at
+  // the root).
+  mutable std::vector<uint32_t> comp_parent_;
+  std::vector<uint32_t> comp_size_;
+  std::vector<uint32_t> comp_span_;
   std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;
   std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
 };
@@ -288,14 +433,20 @@ class LocalGraph {
       }
       return egraph_.Find(it->second.cls);
     }
-    const ir::Graph& g = d_program_.rank(rank);
-    TensorLeaf leaf{TensorLeaf::Side::kDist, rank, ref, g.type(ref), g.ValueName(ref)};
-    ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
-    d_leaves_[key] = {cls, hop};
-    frontier_.push_back(key);
-    if (const std::set<DKey>* replicas = d_index_.Replicas(key)) {
-      for (const DKey& other : *replicas) {
-        egraph_.Union(cls, DLeaf(other.rank, other.ref, hop), egraph_.InternReason("replica"));
+    ClassId cls = NewDLeaf(key, hop);
+    // The replicas join the class, each added like this one (with its own replicas), in
+    // increasing order.
+    if (const std::vector<DKey>* clique = d_index_.ReplicaClique(key)) {
+      ReplicaScan scan{*clique, hop, egraph_.InternReason("replica")};
+      size_t self = std::lower_bound(clique->begin(), clique->end(), key) - clique->begin();
+      AddReplicaClique(cls, self, scan);
+    } else {
+      std::vector<DKey> replicas = d_index_.Replicas(key);
+      if (!replicas.empty()) {
+        ReasonId reason = egraph_.InternReason("replica");
+        for (const DKey& other : replicas) {
+          egraph_.Union(cls, DLeaf(other.rank, other.ref, hop), reason);
+        }
       }
     }
     return egraph_.Find(cls);
@@ -359,9 +510,10 @@ class LocalGraph {
 
   // Adds D operators reachable from the D leaves present, within the hop and size limits.
   void ExpandD() {
-    while (!frontier_.empty()) {
-      DKey key = frontier_.front();
-      frontier_.erase(frontier_.begin());
+    // A queue (frontier_head_ is its front): the frontier of a replicated tensor holds one leaf
+    // per layer and rank, and erasing at the front would move all of them per step.
+    while (frontier_head_ < frontier_.size()) {
+      DKey key = frontier_[frontier_head_++];
       if (HopOf(key.rank, key.ref) == 0) AddStructuralProducer(key.rank, key.ref);
       for (ir::NodeId consumer : d_index_.Consumers(key.rank, key.ref.node)) {
         TryAddD(key.rank, consumer);
@@ -405,7 +557,7 @@ class LocalGraph {
       const ir::Node& producer = d_program_.rank(key.rank).node(key.ref.node);
       if (producer.kind != ir::NodeKind::kOperator) continue;
       std::vector<std::pair<int32_t, ir::NodeId>> members = {{key.rank, key.ref.node}};
-      ir::CollectiveKind kind = CollectiveOf(producer);
+      ir::CollectiveKind kind = d_index_.Collective(key.rank, key.ref.node);
       if (kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait) {
         if (const auto* peers = d_index_.Peers(key.rank, key.ref.node)) members = *peers;
       }
@@ -469,7 +621,7 @@ class LocalGraph {
       int32_t h = HopOf(rank, in);
       if (h < 0) {
         const ir::Node& producer = d_program_.rank(rank).node(in.node);
-        if (!InputFree(d_program_.rank(rank), producer) || !producer.outputs[in.output].type) {
+        if (!d_index_.IsInputFree(rank, in.node) || !producer.outputs[in.output].type) {
           return std::nullopt;
         }
         AddD(rank, in.node, 0);
@@ -484,8 +636,7 @@ class LocalGraph {
   void TryAddD(int32_t rank, ir::NodeId id) {
     if (added_d_.count({rank, id})) return;
     if (allowed_ && !allowed_->count({rank, id})) return;
-    const ir::Node& node = d_program_.rank(rank).node(id);
-    ir::CollectiveKind kind = CollectiveOf(node);
+    ir::CollectiveKind kind = d_index_.Collective(rank, id);
     bool collective = kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait;
     if (collective) {
       const auto* peers = d_index_.Peers(rank, id);
@@ -515,7 +666,7 @@ class LocalGraph {
     const ir::Graph& g = d_program_.rank(rank);
     const ir::Node& node = g.node(ref.node);
     if (node.kind != ir::NodeKind::kOperator) return;
-    const ir::CollectiveKind kind = CollectiveOf(node);
+    const ir::CollectiveKind kind = d_index_.Collective(rank, ref.node);
     if (kind == ir::CollectiveKind::kWait || kind == ir::CollectiveKind::kAllGather) {
       // A wait passes its input on and a gather holds every member's input whole (a concat):
       // those inputs are pieces of the related tensor by D's own equalities (hop 0), so D
@@ -529,17 +680,15 @@ class LocalGraph {
         members = *peers;
       }
       for (const auto& [pg, pid] : members) {
-        if (d_program_.rank(pg).node(pid).TensorInputs().empty()) return;
+        if (d_index_.TensorInputs(pg, pid).empty()) return;
       }
-      for (const auto& [pg, pid] : members) {
-        DLeaf(pg, d_program_.rank(pg).node(pid).TensorInputs()[0], 0);
-      }
+      for (const auto& [pg, pid] : members) DLeaf(pg, d_index_.TensorInputs(pg, pid)[0], 0);
       AddD(rank, ref.node, 0);
       return;
     }
     if (kind != ir::CollectiveKind::kNone) return;
-    if (!LowersToRelationOps(g, ref.node, constants_)) return;
-    for (TensorRef in : node.TensorInputs()) DLeaf(rank, in, 0);
+    if (!d_index_.IsRelationOnly(rank, ref.node, constants_)) return;
+    for (TensorRef in : d_index_.TensorInputs(rank, ref.node)) DLeaf(rank, in, 0);
     AddD(rank, ref.node, 0);
   }
 
@@ -548,11 +697,11 @@ class LocalGraph {
     const ir::Graph& g = d_program_.rank(rank);
     const ir::Node& node = g.node(id);
     ReasonId reason = egraph_.InternReason("D:" + node.name + "@" + std::to_string(rank));
-    ir::CollectiveKind kind = CollectiveOf(node);
+    ir::CollectiveKind kind = d_index_.Collective(rank, id);
     std::vector<std::optional<ClassId>> outputs(node.outputs.size());
     bool structural = true;
     if (kind == ir::CollectiveKind::kWait) {
-      std::vector<TensorRef> ins = node.TensorInputs();
+      const std::vector<TensorRef>& ins = d_index_.TensorInputs(rank, id);
       if (!ins.empty()) outputs[0] = DLeaf(rank, ins[0], input_hop);
     } else if (kind != ir::CollectiveKind::kNone) {
       const auto* peers = d_index_.Peers(rank, id);
@@ -561,7 +710,7 @@ class LocalGraph {
       for (size_t k = 0; peers && k < peers->size(); ++k) {
         const auto& [pg, pid] = (*peers)[k];
         if (pg == rank) position = k;
-        std::vector<TensorRef> ins = d_program_.rank(pg).node(pid).TensorInputs();
+        const std::vector<TensorRef>& ins = d_index_.TensorInputs(pg, pid);
         if (ins.empty()) return;
         member_inputs.push_back(DLeaf(pg, ins[0], HopOf(pg, ins[0])));
       }
@@ -571,10 +720,10 @@ class LocalGraph {
     } else {
       // Input-free producers (constants and their expands) are lowered too, whatever their hop:
       // their terms are what makes S's and D's uses of the same constant congruent.
-      for (TensorRef in : node.TensorInputs()) {
+      for (TensorRef in : d_index_.TensorInputs(rank, id)) {
         const ir::Node& producer = g.node(in.node);
         if (HopOf(rank, in) < 0 && producer.kind == ir::NodeKind::kOperator &&
-            InputFree(g, producer) && producer.outputs[in.output].type) {
+            d_index_.IsInputFree(rank, in.node) && producer.outputs[in.output].type) {
           AddD(rank, in.node, 0);
         }
       }
@@ -602,6 +751,74 @@ class LocalGraph {
       TensorRef out{id, static_cast<int32_t>(i)};
       ClassId leaf = DLeafNoExpand(rank, out, hop);
       egraph_.Union(leaf, *outputs[i], reason);
+    }
+  }
+
+  // A new D leaf: its class, to be expanded from the frontier.
+  ClassId NewDLeaf(const DKey& key, int32_t hop) {
+    const ir::Graph& g = d_program_.rank(key.rank);
+    TensorLeaf leaf{TensorLeaf::Side::kDist, key.rank, key.ref, g.type(key.ref),
+                    g.ValueName(key.ref)};
+    ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
+    d_leaves_[key] = {cls, hop};
+    frontier_.push_back(key);
+    return cls;
+  }
+
+  // DLeaf's replica walk over a component where all members are replicas of each other: new leaf
+  // `cls` (members[self]) visits every other member in order, adding the absent ones (each
+  // visiting all members in turn), lowering the hop of present ones, and uniting their classes
+  // with its own. Done literally that is quadratic in the members (about 1000 for a rotary table
+  // at 126 layers, in each layer's e-graphs); the walk skips only steps that change nothing, so
+  // the e-graph gets the same nodes, unions and frontier in the same order. `settled` is a prefix
+  // of members that are present at hop <= `hop` in one class: once `cls` is in that class, a
+  // step to any of them changes nothing, and since classes only merge and hops only fall, the
+  // prefix stays settled.
+  struct ReplicaScan {
+    const std::vector<DKey>& members;
+    int32_t hop;
+    ReasonId reason;
+    size_t settled = 0;
+    ClassId first = kNoClass;  // class of members[0] once settled > 0
+  };
+  void Settle(ReplicaScan& scan) {
+    while (scan.settled < scan.members.size()) {
+      auto it = d_leaves_.find(scan.members[scan.settled]);
+      if (it == d_leaves_.end() || it->second.hop > scan.hop) return;
+      if (scan.settled == 0) {
+        scan.first = it->second.cls;
+      } else if (egraph_.Find(it->second.cls) != egraph_.Find(scan.first)) {
+        return;
+      }
+      ++scan.settled;
+    }
+  }
+  void AddReplicaClique(ClassId cls, size_t self, ReplicaScan& scan) {
+    for (size_t i = 0; i < scan.members.size();) {
+      if (i == self) {
+        ++i;
+        continue;
+      }
+      Settle(scan);
+      if (i < scan.settled && egraph_.Find(cls) == egraph_.Find(scan.first)) {
+        i = scan.settled;
+        continue;
+      }
+      const DKey& other = scan.members[i];
+      ClassId other_cls;
+      auto it = d_leaves_.find(other);
+      if (it != d_leaves_.end()) {
+        if (scan.hop < it->second.hop) {
+          it->second.hop = scan.hop;
+          frontier_.push_back(other);
+        }
+        other_cls = it->second.cls;
+      } else {
+        other_cls = NewDLeaf(other, scan.hop);
+        AddReplicaClique(other_cls, i, scan);
+      }
+      egraph_.Union(cls, egraph_.Find(other_cls), scan.reason);
+      ++i;
     }
   }
 
@@ -638,6 +855,7 @@ class LocalGraph {
   std::map<TensorRef, std::pair<ClassId, ClassId>> s_leaves_;  // ref -> (node id, class)
   std::map<DKey, DLeafState> d_leaves_;
   std::vector<DKey> frontier_;
+  size_t frontier_head_ = 0;
   std::set<std::pair<int32_t, ir::NodeId>> added_d_;
   // Set by RestrictToPathsTo: the only D operators ExpandD may add.
   std::optional<std::set<std::pair<int32_t, ir::NodeId>>> allowed_;
@@ -721,13 +939,18 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
   return std::nullopt;
 }
 
-std::vector<std::string> ProofReasons(const EGraph& egraph, ClassId from_node, ClassId to_node) {
-  std::vector<std::string> out;
-  auto steps = egraph.Explain(from_node, to_node);
-  if (!steps) return out;
-  for (const ProofStep& step : *steps) {
-    std::string r = step.reason + (step.forward ? "" : " (reversed)");
-    if (out.empty() || out.back() != r) out.push_back(r);
+// The reasons on the explanation path from `from_node` to each of `to_nodes` (" (reversed)" for
+// a step used against its direction), consecutive repeats merged: a relation's proof.
+std::vector<std::vector<std::string>> ProofReasons(const EGraph& egraph, ClassId from_node,
+                                                   std::span<const ClassId> to_nodes) {
+  std::vector<std::vector<std::string>> out(to_nodes.size());
+  auto runs = egraph.ExplainRuns(from_node, to_nodes);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (!runs[k]) continue;
+    for (const ProofRun& run : *runs[k]) {
+      std::string r = egraph.ReasonName(run.reason) + (run.forward ? "" : " (reversed)");
+      if (out[k].empty() || out[k].back() != r) out[k].push_back(std::move(r));
+    }
   }
   return out;
 }
@@ -859,18 +1082,19 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   d_index.SetConstants(&spec.constants);
   const bool rng_positional = spec.rng_model == "positional";
   std::map<TensorRef, std::vector<InferredRelation>> known;
+  // The expressions of each `known` list, for constant-time duplicate checks (a list can hold one
+  // relation per layer and rank).
+  std::map<TensorRef, std::unordered_set<RelExpr, RelExprHash>> known_exprs;
   auto remember = [&](const Relation& r, std::vector<std::string> proof) {
     auto& list = known[r.s_tensor];
-    for (const InferredRelation& existing : list) {
-      if (existing.relation.expr == r.expr) return;
-    }
+    auto& exprs = known_exprs[r.s_tensor];
+    if (exprs.count(r.expr)) return;
+    bool keep = options.max_relations == 0 || list.size() < options.max_relations;
     if (const auto* d = std::get_if<DTensor>(&r.expr.node().kind)) {
-      for (const InferredRelation& existing : list) {
-        const auto* other = std::get_if<DTensor>(&existing.relation.expr.node().kind);
-        if (other) d_index.AddReplicas(DKey{d->rank, d->tensor}, DKey{other->rank, other->tensor});
-      }
+      d_index.AddReplica(r.s_tensor, DKey{d->rank, d->tensor}, keep);
     }
-    if (options.max_relations == 0 || list.size() < options.max_relations) {
+    if (keep) {
+      exprs.insert(r.expr);
       list.push_back({r, std::move(proof)});
     }
   };
@@ -998,6 +1222,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       if (!known.count(ref)) all_assumed = false;
     }
     if (outs.empty() || all_assumed) continue;
+    if (options.progress) options.progress(id);
 
     // One search of the operator's local e-graph. `hinted` (the hint expressions of the wanted
     // outputs) narrows the D neighbourhood to the D operators between the related D tensors and
@@ -1109,12 +1334,15 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
           continue;
         }
         ClassId leaf_node = local.SLeafNodeId(ref);
+        // The relations and their terms' nodes, in order; their proofs come from one walk of the
+        // explanation forest (a class can hold one D tensor per layer and rank).
+        std::vector<RelExpr> rels;
+        std::vector<ClassId> term_nodes;
         auto record = [&](const RecExpr& term) {
           auto rel = ToRelExpr(term, term.root(), local.leaves());
           if (!rel) return;
-          ClassId term_node = local.egraph().AddExprUncanonical(term);
-          remember(Relation{ref, *rel, "inferred"},
-                   ProofReasons(local.egraph(), leaf_node, term_node));
+          rels.push_back(*rel);
+          term_nodes.push_back(local.egraph().AddExprUncanonical(term));
         };
         record(best->expr);
         // Every D tensor in the class is a relation too (replicas on other ranks).
@@ -1124,6 +1352,11 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
           RecExpr single;
           single.Add(n);
           record(single);
+        }
+        std::vector<std::vector<std::string>> proofs =
+            ProofReasons(local.egraph(), leaf_node, term_nodes);
+        for (size_t k = 0; k < rels.size(); ++k) {
+          remember(Relation{ref, rels[k], "inferred"}, std::move(proofs[k]));
         }
       }
       if (outcome.status != NodeStatus::kConflict) {

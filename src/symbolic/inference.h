@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct InferenceOptions {
   // little before the full search.
   const Hints* hints = nullptr;
   RunnerLimits hint_limits{.iterations = 10, .nodes = 10000, .time = std::chrono::seconds(1)};
+  // Called with each S operator before its search (empty: none). For a progress display
+  // (report/progress.h) only: it must not throw or change what is inferred.
+  std::function<void(ir::NodeId)> progress;
 };
 
 enum class NodeStatus {

@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "frontend/loader.h"
 #include "symbolic/lemma_catalogue.h"
@@ -327,6 +330,85 @@ TEST(SemanticsTest, AttentionOfAnotherLayerDoesNotRefine) {
                 "unified_attention_with_output");
     }
   }
+}
+
+// A replicated table read by every layer (a rotary table): each layer's unsqueeze of it in S
+// equals every layer's on every rank of D, so all layers x ranks D copies are replicas of one
+// another and join every local e-graph reading one (issue 14: the walk over them was quadratic in
+// their number per e-graph). Each S tensor still gets all of them as relations, and one layer of
+// one rank reading another table is found at that layer.
+class SharedTableTest : public ::testing::Test {
+ protected:
+  static constexpr int kLayers = 6;
+  static constexpr int kRanks = 4;
+
+  // S: x [8, 6] times unsqueeze(table) per layer; D: rank r holds rows [2r, 2r + 2) of x.
+  // `odd_one` (rank, layer): that layer of that rank reads `other` instead of `table`.
+  static std::string Program(int rank, int rows, std::optional<std::pair<int, int>> odd_one) {
+    std::string text = "# Graph[rank=" + std::to_string(rank) + "](fw, gid=0)\n" +
+                       "class GraphModule(torch.nn.Module):\n" + "    def forward(self, x: \"f32[" +
+                       std::to_string(rows) + ", 6]\", table: \"f32[6]\", other: \"f32[6]\"):\n";
+    std::string h = "x";
+    for (int l = 0; l < kLayers; ++l) {
+      std::string c = "c" + std::to_string(l);
+      std::string read = odd_one && *odd_one == std::make_pair(rank, l) ? "other" : "table";
+      text +=
+          "        " + c + ": \"f32[1, 6]\" = torch.ops.aten.unsqueeze.default(" + read + ", 0)\n";
+      std::string next = "h" + std::to_string(l);
+      text += "        " + next + ": \"f32[" + std::to_string(rows) +
+              ", 6]\" = torch.ops.aten.mul.Tensor(" + h + ", " + c + ")\n";
+      h = next;
+    }
+    return text + "        return (" + h + ",)\n";
+  }
+
+  VerifyResult Run(std::optional<std::pair<int, int>> odd_one) {
+    fs::path dir = fs::path(::testing::TempDir()) / "gg_shared_table";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "dist");
+    std::ofstream(dir / "seq.py") << Program(0, 2 * kRanks, std::nullopt);
+    for (int r = 0; r < kRanks; ++r) {
+      std::ofstream(dir / "dist" / ("r" + std::to_string(r) + ".py")) << Program(r, 2, odd_one);
+    }
+    s_ = frontend::LoadGraph((dir / "seq.py").string());
+    d_ = frontend::LoadProgram({(dir / "dist").string()});
+    const std::string output = "output h" + std::to_string(kLayers - 1) + " = shard(0)\n";
+    RelationSpec spec = RelationSpec::Parse(
+        "input x = shard(0)\ninput table = replicate\ninput other = replicate\n" + output,
+        "spec.rel");
+    return Verify(s_, d_, EvaluateSpec(spec, s_, d_), LemmaCatalogue::Default().Rules(),
+                  InferenceOptions{});
+  }
+
+  ir::Graph s_;
+  ir::Program d_;
+};
+
+TEST_F(SharedTableTest, EveryCopyIsARelationOfEveryLayer) {
+  VerifyResult r = Run(std::nullopt);
+  ASSERT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s_);
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string c = "c" + std::to_string(l);
+    ASSERT_TRUE(r.relations.count(c)) << c;
+    std::set<std::string> exprs;
+    for (const InferredRelation& rel : r.relations.at(c)) {
+      exprs.insert(rel.relation.expr.ToString());
+    }
+    EXPECT_EQ(exprs.size(), static_cast<size_t>(kLayers * kRanks)) << c;
+    EXPECT_TRUE(
+        exprs.count("c" + std::to_string(kLayers - 1 - l) + "@" + std::to_string(l % kRanks)))
+        << c;
+  }
+  VerifyResult again = Run(std::nullopt);
+  EXPECT_EQ(Describe(r, s_), Describe(again, s_));
+}
+
+TEST_F(SharedTableTest, OneLayerReadingAnotherTableIsFoundThere) {
+  VerifyResult r = Run(std::make_pair(2, 3));
+  EXPECT_EQ(r.verdict, Verdict::kUnknown) << Describe(r, s_);
+  EXPECT_EQ(r.unknown_cause, UnknownCause::kNoRelation) << Describe(r, s_);
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_EQ(s_.node(r.nodes[*r.first_failure].s_node).name, "h3") << Describe(r, s_);
 }
 
 }  // namespace

@@ -42,6 +42,49 @@ std::optional<std::string> TestLine(const std::string& line) {
   return Trim(t.substr(5));
 }
 
+// The pointwise unary ops of the language, the members of a `{f}` family.
+std::vector<std::string> PointwiseOps() {
+  std::vector<std::string> ops;
+  for (const TensorOpInfo& op : TensorOpTable()) {
+    if (op.pointwise) ops.push_back(op.name);
+  }
+  return ops;
+}
+
+// A file's text with every `{f}` rule line written out once per pointwise op (the id taking
+// the op's name, '_' as '-'), and for each line of the result the line of the file it came
+// from (errors and lemma metadata speak of the file's lines).
+std::pair<std::string, std::vector<int>> ExpandFamilies(const std::string& text) {
+  static const std::string kVar = "{f}";
+  std::string out;
+  std::vector<int> origin{0};  // origin[line of out, 1-based] = line of text
+  std::vector<std::string> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    std::string t = Trim(line);
+    std::vector<std::string> copies{line};
+    if (!t.empty() && t[0] != '#' && line.find(kVar) != std::string::npos) {
+      copies.clear();
+      for (const std::string& op : PointwiseOps()) {
+        std::string id_name = op;
+        std::replace(id_name.begin(), id_name.end(), '_', '-');
+        std::string copy = line;
+        size_t colon = copy.find(':');
+        for (size_t at; (at = copy.find(kVar)) != std::string::npos;) {
+          copy.replace(at, kVar.size(), at < colon ? id_name : op);
+          colon = copy.find(':');
+        }
+        copies.push_back(copy);
+      }
+    }
+    for (const std::string& copy : copies) {
+      out += copy + "\n";
+      origin.push_back(static_cast<int>(i) + 1);
+    }
+  }
+  return {out, origin};
+}
+
 }  // namespace
 
 std::vector<LemmaFile> LemmaFilesInDir(const std::string& dir) {
@@ -66,7 +109,17 @@ LemmaCatalogue LemmaCatalogue::Load(const std::vector<LemmaFile>& files) {
   const RuleContext context = LemmaRuleContext();
   std::map<std::string, std::string> seen;  // id -> file
   for (const LemmaFile& file : files) {
-    std::vector<Rewrite> rules = LoadRules(file.text, context, file.name);
+    auto [text, origin] = ExpandFamilies(file.text);
+    auto file_line = [&](int line) {
+      return line > 0 && static_cast<size_t>(line) < origin.size() ? origin[line] : line;
+    };
+    std::vector<Rewrite> rules;
+    try {
+      rules = LoadRules(text, context, file.name);
+    } catch (const InputError& e) {
+      throw InputError(e.file(), file_line(e.line()), e.problem());
+    }
+    for (Rewrite& rule : rules) rule.line = file_line(rule.line);
     // Per rule line: the comment block just above it and the signature lines just below it.
     std::vector<std::string> lines = SplitLines(file.text);
     std::map<int, std::pair<std::string, std::vector<std::string>>> meta;
@@ -289,8 +342,7 @@ class Draw {
       ++pos_;
       const auto& values = ElementSymbol(name);
       if (index < 0 || index >= static_cast<int64_t>(values.size())) {
-        Fail(name + "[" + std::to_string(index) + "] out of range for W=" +
-             std::to_string(world));
+        Fail(name + "[" + std::to_string(index) + "] out of range for W=" + std::to_string(world));
       }
       return values[index];
     }
@@ -335,10 +387,10 @@ struct VarSpec {
   // for lemmas about a concat of one piece repeated (expand's broadcast, see lowering.cc).
   enum class Kind { kTensor, kFlt, kInt, kIntList, kRandomInt, kCopies } kind = Kind::kTensor;
   SelfTestLeaf::Kind leaf = SelfTestLeaf::Kind::kReal;
-  std::string bound;                // index(v), or the hi of index(lo..hi)
-  std::string low;                  // the lo of index(lo..hi) (empty: 0)
-  std::vector<std::string> dims;    // tensor dims / integer list items
-  std::string value, lo, hi;        // kInt value; kRandomInt range
+  std::string bound;              // index(v), or the hi of index(lo..hi)
+  std::string low;                // the lo of index(lo..hi) (empty: 0)
+  std::vector<std::string> dims;  // tensor dims / integer list items
+  std::string value, lo, hi;      // kInt value; kRandomInt range
   // A list of sections * W elements (`?xs: [a, m] x2`): per-section pieces of every rank, as a
   // flat concat/sum of a fused weight's sections holds them (element symbols repeat per section).
   int64_t sections = 1;
@@ -384,9 +436,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       continue;
     }
     size_t name_end = 1;
-    while (name_end < clause.size() &&
-           (std::isalnum(static_cast<unsigned char>(clause[name_end])) ||
-            clause[name_end] == '_')) {
+    while (
+        name_end < clause.size() &&
+        (std::isalnum(static_cast<unsigned char>(clause[name_end])) || clause[name_end] == '_')) {
       ++name_end;
     }
     std::string name = clause.substr(1, name_end - 1);

@@ -46,6 +46,35 @@ TEST(LemmaCatalogueTest, IdsRepeatedAcrossFilesAreRejected) {
   EXPECT_THROW(LemmaCatalogue::Load(files), InputError);
 }
 
+// A `{f}` rule line is one rule per pointwise op of the language (traits::Pointwise entries of
+// the registry and the language's own pointwise ops), each with the line's math, signatures and
+// file line; a malformed family line is reported at its line of the file.
+TEST(LemmaCatalogueTest, FamilyLinesExpandOverThePointwiseOps) {
+  const char* text =
+      "# f(cat(d, xs)) = cat(d, f(x)...)\n"
+      "{f}-of-concat: ({f} (concat ?d ?xs...)) => (concat ?d ({f} ?xs)...)\n"
+      "#   test ?d = 0; ?xs: [n*, m]\n";
+  LemmaCatalogue c = LemmaCatalogue::Load({{"family.rules", text}});
+  std::set<std::string> ids;
+  for (const Lemma& l : c.lemmas()) {
+    ids.insert(l.rule.id);
+    EXPECT_EQ(l.rule.line, 2);
+    EXPECT_EQ(l.math, "f(cat(d, xs)) = cat(d, f(x)...)");
+    ASSERT_EQ(l.tests.size(), 1u);
+  }
+  for (const char* id : {"sin-of-concat", "exp-of-concat", "gelu-grad-of-concat"}) {
+    EXPECT_TRUE(ids.count(id)) << id;
+  }
+  EXPECT_FALSE(ids.count("add-of-concat"));  // binary: not a member
+  try {
+    LemmaCatalogue::Load({{"bad.rules", "# ok\n\n{f}-bad: ({f} ?x => ?x\n"}});
+    ADD_FAILURE() << "malformed family line accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.file(), "bad.rules");
+  }
+}
+
 TEST(LemmaCatalogueTest, MathAndSignaturesAreAttachedToTheirRule) {
   auto c = LemmaCatalogue::Load({{"t.rules",
                                   "# header\n\n# a = b\n# second line\n"

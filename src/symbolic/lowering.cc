@@ -75,6 +75,11 @@ class LowerContext {
     return args_[name];
   }
   bool IsNone(const char* name) const { return !args_.has(name) || args_[name].is_none(); }
+  // The schema's first argument (self, input, x: schemas name it differently).
+  const char* FirstArg() const {
+    if (args_.schema().args.empty()) throw NotCovered{};
+    return args_.schema().args.front().name.c_str();
+  }
   ClassId T(const char* name) const {
     const Value& v = Arg(name);
     if (v.is_tensor()) return tensor_class_(v.as_tensor());
@@ -219,30 +224,26 @@ Outputs One(ClassId c) { return {c}; }
 
 // ---- entries -----------------------------------------------------------------------------------
 
-Outputs Identity(const LowerContext& l) { return One(l.T("self")); }
+Outputs Identity(const LowerContext& l) { return One(l.T(l.FirstArg())); }
 
-// _to_copy keeps values; a cast of integers or bools to a floating type is written x / 1.0 (the
-// language's float conversion, as nll_loss_forward's count is), other casts stay opaque.
+// _to_copy keeps values, or converts them: (cast x dtype). A cast of integers or bools to f32
+// is written x / 1.0 instead, the form nll_loss_forward's count and the vocabulary-parallel
+// appliers (lemma_conditions.cc) use, so the three stay congruent. Complex casts stay opaque.
 Outputs ToCopy(const LowerContext& l) {
-  if (l.IsNone("dtype") || l.Arg("dtype").as_dtype() == l.InType("self").dtype) {
-    return One(l.T("self"));
+  const ir::DType from = l.InType("self").dtype;
+  if (l.IsNone("dtype") || l.Arg("dtype").as_dtype() == from) return One(l.T("self"));
+  const ir::DType to = l.Arg("dtype").as_dtype();
+  if (ir::IsComplex(from) || ir::IsComplex(to)) throw NotCovered{};
+  if (!ir::IsFloatingPoint(from) && to == ir::DType::kFloat32) {
+    return One(l.Op("div", {l.T("self"), l.Fl(1.0)}));
   }
-  if (ir::IsFloatingPoint(l.InType("self").dtype) ||
-      !ir::IsFloatingPoint(l.Arg("dtype").as_dtype())) {
-    throw NotCovered{};
-  }
-  return One(l.Op("div", {l.T("self"), l.Fl(1.0)}));
+  return One(l.Op("cast", {l.T("self"), l.N(static_cast<int64_t>(to))}));
 }
 
 Outputs Copy(const LowerContext& l) {
   // copy(self, src) returns src's values in self's shape and dtype.
   if (l.InType("src") != l.InType("self")) throw NotCovered{};
   return One(l.T("src"));
-}
-
-template <const char* kOp>
-Outputs Unary(const LowerContext& l) {
-  return One(l.Op(kOp, {l.T("self")}));
 }
 
 template <const char* kOp>
@@ -256,11 +257,6 @@ Outputs Binary(const LowerContext& l) {
 Outputs Div(const LowerContext& l) {
   if (!l.IsNone("rounding_mode")) throw NotCovered{};
   return One(l.Op("div", {l.T("self"), l.T("other")}));
-}
-
-Outputs Gelu(const LowerContext& l) {
-  if (!l.IsNone("approximate") && l.Arg("approximate").as_string() != "none") throw NotCovered{};
-  return One(l.Op("gelu", {l.T("self")}));
 }
 
 // gelu_backward(g, x) with the exact (erf) gelu: g times gelu's derivative at x.
@@ -447,7 +443,10 @@ Outputs NllLossForward(const LowerContext& l) {
   ClassId ignored = l.Op("not", {kept});
   ClassId safe = l.Op("masked_fill", {target, ignored, l.Fl(0.0)});
   ClassId picked = l.Op("masked_fill", {l.Op("pick", {l.T("self"), safe}), ignored, l.Fl(0.0)});
-  ClassId count = l.Op("sum_all", {l.Op("div", {kept, l.Fl(1.0)})});
+  // The count in x's dtype (f32: x / 1.0, the form ToCopy writes).
+  ClassId count = l.Op("sum_all", {x.dtype == ir::DType::kFloat32
+                                       ? l.Op("div", {kept, l.Fl(1.0)})
+                                       : l.Op("cast", {kept, l.N(static_cast<int64_t>(x.dtype))})});
   switch (l.I("reduction")) {
     case 0:
       return {l.Op("neg", {picked}), std::nullopt};
@@ -1070,119 +1069,113 @@ Outputs Zeros(const LowerContext& l) { return FullOf(l, 0.0); }
 Outputs Ones(const LowerContext& l) { return FullOf(l, 1.0); }
 Outputs Full(const LowerContext& l) { return FullOf(l, l.F("fill_value")); }
 
-constexpr char kNeg[] = "neg";
-constexpr char kExp[] = "exp";
-constexpr char kLog[] = "log";
-constexpr char kSqrt[] = "sqrt";
-constexpr char kRsqrt[] = "rsqrt";
-constexpr char kTanh[] = "tanh";
-constexpr char kSilu[] = "silu";
-constexpr char kRelu[] = "relu";
-constexpr char kSigmoid[] = "sigmoid";
 constexpr char kAdd[] = "add";
 constexpr char kSub[] = "sub";
 constexpr char kMul[] = "mul";
 
-// One entry per operator: registry name -> lowering.
+// A mirrored operator (ir::OpLowering::kMirror): the language op of its name over its tensor
+// arguments, when every other argument is at its default (what the language op means).
+Outputs Mirror(const LowerContext& l, const ir::OpInfo& info) {
+  std::vector<ClassId> children;
+  for (const ir::ArgSchema& arg : info.schema.args) {
+    if (!arg.default_value) {
+      children.push_back(l.T(arg.name.c_str()));
+    } else if (!(l.Arg(arg.name.c_str()) == *arg.default_value)) {
+      throw NotCovered{};
+    }
+  }
+  return One(l.Op(info.traits.lowering.name.c_str(), std::move(children)));
+}
+
+// The C++ lowerings, by the name the registry entries give them (ir::OpLowering::kNamed): what
+// a rule line cannot say (argument conditions, several outputs, constants).
 const std::map<std::string, LowerFn>& Table() {
   static const std::map<std::string, LowerFn> table = {
-      {"aten::clone.default", Identity},
-      {"aten::detach.default", Identity},
-      {"aten::alias.default", Identity},
-      {"aten::lift_fresh_copy.default", Identity},
-      {"aten::contiguous.default", Identity},
-      {"tg::log_tensor.default", Identity},
-      {"aten::_to_copy.default", ToCopy},
-      {"aten::copy.default", Copy},
-      {"aten::neg.default", Unary<kNeg>},
-      {"aten::exp.default", Unary<kExp>},
-      {"aten::log.default", Unary<kLog>},
-      {"aten::sqrt.default", Unary<kSqrt>},
-      {"aten::rsqrt.default", Unary<kRsqrt>},
-      {"aten::tanh.default", Unary<kTanh>},
-      {"aten::silu.default", Unary<kSilu>},
-      {"aten::relu.default", Unary<kRelu>},
-      {"aten::sigmoid.default", Unary<kSigmoid>},
-      {"aten::gelu.default", Gelu},
-      {"aten::gelu_backward.default", GeluBackward},
-      {"aten::add.Tensor", Binary<kAdd>},
-      {"aten::add.Scalar", Binary<kAdd>},
-      {"aten::sub.Tensor", Binary<kSub>},
-      {"aten::sub.Scalar", Binary<kSub>},
-      {"aten::mul.Tensor", Binary<kMul>},
-      {"aten::mul.Scalar", Binary<kMul>},
-      {"aten::div.Tensor", Div},
-      {"aten::div.Scalar", Div},
-      {"aten::lt.Scalar", Lt},
-      {"aten::lt.Tensor", Lt},
-      {"aten::ge.Scalar", Ge},
-      {"aten::ge.Tensor", Ge},
-      {"aten::mm.default", Mm},
-      {"aten::bmm.default", Bmm},
-      {"aten::addmm.default", Addmm},
-      {"aten::baddbmm.default", Baddbmm},
-      {"aten::t.default", T2},
-      {"aten::transpose.int", Transpose},
-      {"aten::permute.default", Permute},
-      {"aten::view.default", Reshape},
-      {"aten::reshape.default", Reshape},
-      {"aten::_unsafe_view.default", Reshape},
-      {"aten::unsqueeze.default", Unsqueeze},
-      {"aten::squeeze.dim", Unsqueeze},
-      {"aten::slice.Tensor", Slice},
-      {"aten::cat.default", Cat},
-      {"aten::split_with_sizes.default", SplitWithSizes},
-      {"aten::split.Tensor", SplitEqual},
-      {"aten::expand.default", Expand},
-      {"aten::_log_softmax.default", LogSoftmax},
-      {"aten::nll_loss_forward.default", NllLossForward},
-      {"aten::pow.Tensor_Scalar", PowScalar},
-      {"aten::tanh_backward.default", TanhBackward},
-      {"aten::silu_backward.default", SiluBackward},
-      {"aten::_softmax.default", Softmax},
-      {"aten::_softmax_backward_data.default", SoftmaxBackwardData},
-      {"aten::sum.dim_IntList", SumDims},
-      {"aten::mean.dim", MeanDims},
-      {"aten::sum.default", SumAll},
-      {"aten::max.dim", MaxDim},
-      {"aten::amax.default", Amax},
-      {"aten::ne.Scalar", NeScalar},
-      {"aten::where.self", WhereScalarOther},
-      {"aten::gather.default", Gather},
-      {"aten::embedding.default", Embedding},
-      {"aten::masked_fill.Scalar", MaskedFill},
-      {"aten::native_dropout.default", NativeDropout},
-      {"apex::fused_layer_norm_affine_fwd.default", ApexLayerNorm},
-      {"aten::native_layer_norm.default", NativeLayerNorm},
-      {"aten::native_layer_norm_backward.default", NativeLayerNormBackward},
-      {"_C::rms_norm.default", RmsNorm},
-      {"_C::fused_add_rms_norm.default", FusedAddRmsNorm},
-      {"_C::silu_and_mul.default", SiluAndMul},
-      {"_C::rotary_embedding.default", RotaryEmbedding},
-      {"vllm::unified_attention_with_output.default", UnifiedAttention},
-      {"aten::index.Tensor", Index},
-      {"aten::index_put.default", IndexPut},
-      {"aten::scatter.src", ScatterSrc},
-      {"aten::bitwise_or.Tensor", BitwiseOr},
-      {"aten::bitwise_and.Tensor", BitwiseAnd},
-      {"aten::bitwise_not.default", BitwiseNot},
-      {"aten::slice_scatter.default", SliceScatter},
-      {"aten::embedding_dense_backward.default", EmbeddingDenseBackward},
-      {"aten::nll_loss_backward.default", NllLossBackward},
-      {"aten::_log_softmax_backward_data.default", LogSoftmaxBackwardData},
-      {"aten::zeros.default", Zeros},
-      {"aten::zeros_like.default", Zeros},
-      {"aten::new_zeros.default", Zeros},
-      {"aten::ones.default", Ones},
-      {"aten::ones_like.default", Ones},
-      {"aten::new_ones.default", Ones},
-      {"aten::full.default", Full},
-      {"aten::full_like.default", Full},
+      {"add", Binary<kAdd>},
+      {"addmm", Addmm},
+      {"amax", Amax},
+      {"apex_layer_norm", ApexLayerNorm},
+      {"baddbmm", Baddbmm},
+      {"bitwise_and", BitwiseAnd},
+      {"bitwise_not", BitwiseNot},
+      {"bitwise_or", BitwiseOr},
+      {"bmm", Bmm},
+      {"cat", Cat},
+      {"copy", Copy},
+      {"div", Div},
+      {"embedding", Embedding},
+      {"embedding_dense_backward", EmbeddingDenseBackward},
+      {"expand", Expand},
+      {"full", Full},
+      {"fused_add_rms_norm", FusedAddRmsNorm},
+      {"gather", Gather},
+      {"ge", Ge},
+      {"gelu_backward", GeluBackward},
+      {"identity", Identity},
+      {"index", Index},
+      {"index_put", IndexPut},
+      {"log_softmax", LogSoftmax},
+      {"log_softmax_backward_data", LogSoftmaxBackwardData},
+      {"lt", Lt},
+      {"masked_fill", MaskedFill},
+      {"max_dim", MaxDim},
+      {"mean_dims", MeanDims},
+      {"mm", Mm},
+      {"mul", Binary<kMul>},
+      {"native_dropout", NativeDropout},
+      {"native_layer_norm", NativeLayerNorm},
+      {"native_layer_norm_backward", NativeLayerNormBackward},
+      {"ne_scalar", NeScalar},
+      {"nll_loss_backward", NllLossBackward},
+      {"nll_loss_forward", NllLossForward},
+      {"ones", Ones},
+      {"permute", Permute},
+      {"pow_scalar", PowScalar},
+      {"reshape", Reshape},
+      {"rms_norm", RmsNorm},
+      {"rotary_embedding", RotaryEmbedding},
+      {"scatter_src", ScatterSrc},
+      {"silu_and_mul", SiluAndMul},
+      {"silu_backward", SiluBackward},
+      {"slice", Slice},
+      {"slice_scatter", SliceScatter},
+      {"softmax", Softmax},
+      {"softmax_backward_data", SoftmaxBackwardData},
+      {"split_equal", SplitEqual},
+      {"split_with_sizes", SplitWithSizes},
+      {"sub", Binary<kSub>},
+      {"sum_all", SumAll},
+      {"sum_dims", SumDims},
+      {"t", T2},
+      {"tanh_backward", TanhBackward},
+      {"to_copy", ToCopy},
+      {"transpose", Transpose},
+      {"unified_attention", UnifiedAttention},
+      {"unsqueeze", Unsqueeze},
+      {"where_scalar_other", WhereScalarOther},
+      {"zeros", Zeros},
   };
   return table;
 }
 
 }  // namespace
+
+std::vector<std::string> LoweredOperatorNames() {
+  std::vector<std::string> names;
+  for (const ir::OpName& op : ir::OpRegistry::Default().Names()) {
+    const ir::OpInfo* info = ir::OpRegistry::Default().Find(op);
+    if (info->traits.lowering.kind != ir::OpLowering::Kind::kNone) names.push_back(op.ToString());
+  }
+  return names;
+}
+
+std::vector<std::string> NamedLoweringNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : Table()) names.push_back(name);
+  return names;
+}
+
+bool HasNamedLowering(const std::string& name) { return Table().count(name) != 0; }
 
 bool IsCollective(const ir::Node& node) {
   if (node.kind != ir::NodeKind::kOperator) return false;
@@ -1218,13 +1211,15 @@ LoweredNode LowerNode(EGraph& egraph, const TensorAnalysis& analysis, const ir::
   // A random operator's entry lowers a draw only under a stated RNG model (rng_positional);
   // without one the node stays an opaque term, unique to it (below), so no two draws are ever
   // equated.
-  if (info != nullptr) {
-    auto it = Table().find(key);
-    if (it != Table().end()) {
+  const ir::OpLowering* meaning = info ? &info->traits.lowering : nullptr;
+  if (meaning != nullptr && meaning->kind != ir::OpLowering::Kind::kNone) {
+    auto it = Table().find(meaning->name);
+    const bool mirror = meaning->kind == ir::OpLowering::Kind::kMirror;
+    if (mirror || it != Table().end()) {
       try {
         BoundArgs args(info->schema, node);
         LowerContext context(egraph, graph, node, args, tensor_class, constants, rng_positional);
-        Outputs outs = it->second(context);
+        Outputs outs = mirror ? Mirror(context, *info) : it->second(context);
         // Functionalized entries already list the void return first.
         if (outs.size() == node.outputs.size()) lowered = std::move(outs);
       } catch (const NotCovered&) {

@@ -33,6 +33,15 @@ struct LoweredNode {
 // True when the node is a collective (or wait) that inference lowers across ranks.
 bool IsCollective(const ir::Node& node);
 
+// The registry names (OpName::ToString() with overload, e.g. "aten::add.Tensor") of every
+// operator that has a lowering, sorted. What the lowering self-tests must cover.
+std::vector<std::string> LoweredOperatorNames();
+// The C++ lowerings by name (sorted), and whether one exists: every registry entry that names a
+// lowering (ir::OpLowering::kNamed) must find it, and every one must be named by some entry
+// (lowering_test.cc checks both).
+std::vector<std::string> NamedLoweringNames();
+bool HasNamedLowering(const std::string& name);
+
 // Lowers `node` of `graph` into `egraph` (whose analysis is a TensorAnalysis). `salt` makes
 // terms of nondeterministic operators (empty, random ops with unknown semantics) unique: two such
 // nodes are never equated. Every produced term is checked against the node's annotated output

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,62 @@ TEST(LoweringTest, DropoutDrawsOnlyUnderAnRngModel) {
     ASSERT_TRUE(e.outputs[0]);
     EXPECT_EQ(egraph.Find(*e.outputs[0]), egraph.Find(x_class));
   }
+}
+
+// One operator, one place: the registry entry says what an operator means; a named lowering it
+// gives must exist, and every C++ lowering must be given by some entry (none left orphaned).
+TEST(LoweringTest, EveryNamedLoweringExistsAndIsNamedByAnOperator) {
+  std::set<std::string> named_by_registry;
+  std::vector<std::string> missing;
+  for (const ir::OpName& op : ir::OpRegistry::Default().Names()) {
+    const ir::OpLowering& lowering = ir::OpRegistry::Default().Find(op)->traits.lowering;
+    if (lowering.kind != ir::OpLowering::Kind::kNamed) continue;
+    named_by_registry.insert(lowering.name);
+    if (!HasNamedLowering(lowering.name)) missing.push_back(op.ToString() + " -> " + lowering.name);
+  }
+  EXPECT_TRUE(missing.empty()) << "no C++ lowering: " << ::testing::PrintToString(missing);
+  std::vector<std::string> orphans;
+  for (const std::string& name : NamedLoweringNames()) {
+    if (named_by_registry.count(name) == 0) orphans.push_back(name);
+  }
+  EXPECT_TRUE(orphans.empty()) << "lowerings no operator names: "
+                               << ::testing::PrintToString(orphans);
+}
+
+// A mirrored operator is an op of the language, typed by the registry's rule for it.
+TEST(LoweringTest, EveryMirrorIsALanguageOpTypedByItsOperator) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  for (const ir::OpInfo* info : ir::OpRegistry::Default().Mirrors()) {
+    SCOPED_TRACE(info->schema.name.ToString());
+    std::optional<OpId> op = lang.ops().Find(info->traits.lowering.name);
+    ASSERT_TRUE(op.has_value());
+    EXPECT_EQ(lang.info(*op).mirror, info);
+    EXPECT_EQ(lang.info(*op).pointwise, info->traits.lowering.pointwise);
+  }
+}
+
+// aten::sin is declared once (ops_elementwise.cc: traits::Pointwise("sin")): it lowers to (sin x),
+// reads only its input, and the `{f}` lemma family gives it sin-of-concat and sin-of-slice.
+constexpr char kSin[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "i64[4, 3]"):
+        y: "f32[4, 3]" = torch.ops.aten.sin.default(x)
+        return (y,)
+)";
+
+TEST(LoweringTest, APointwiseMirrorLowersAndIsTypedByTheRegistry) {
+  ir::Graph g = frontend::ParseFx(kSin, "sin.py");
+  EXPECT_FALSE(LowersToRelationOps(g, g.Find("y")->node));
+  LeafTable leaves;
+  EGraph egraph(TensorLanguage::Get().ops());
+  const TensorAnalysis& analysis = egraph.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  TensorClassFn leaf_of = [&](ir::TensorRef ref) {
+    TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, ref, g.type(ref), g.ValueName(ref)};
+    return egraph.Add(TensorLanguage::Get().Tensor(leaves.Intern(leaf)));
+  };
+  LoweredNode lowered = LowerNode(egraph, analysis, g, g.Find("y")->node, leaf_of, "t");
+  ASSERT_TRUE(lowered.outputs[0].has_value());
+  EXPECT_FALSE(lowered.opaque[0]);  // the i64 -> f32 rule of UnaryFloat types the term
+  EXPECT_EQ(analysis[*lowered.outputs[0]].type->ToString(), "f32[4, 3]");
 }
 
 }  // namespace

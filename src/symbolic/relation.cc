@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "util/diagnostic.h"
@@ -535,6 +536,57 @@ bool operator==(const RelExpr& a, const RelExpr& b) {
           },
       },
       ka);
+}
+
+namespace {
+
+size_t Mix(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+size_t MixInts(size_t seed, const std::vector<int64_t>& values) {
+  for (int64_t v : values) seed = Mix(seed, std::hash<int64_t>()(v));
+  return seed;
+}
+
+}  // namespace
+
+size_t RelExprHash::operator()(const RelExpr& expr) const {
+  if (!expr.valid()) return 0;
+  const auto& kind = expr.node().kind;
+  size_t h = Mix(0, kind.index());
+  auto children = [&](size_t seed, const std::vector<RelExpr>& cs) {
+    for (const RelExpr& c : cs) seed = Mix(seed, (*this)(c));
+    return seed;
+  };
+  return std::visit(
+      Overloaded{
+          [&](const DTensor& x) {
+            h = Mix(h, std::hash<int32_t>()(x.rank));
+            h = Mix(h, std::hash<int32_t>()(x.tensor.node));
+            return Mix(h, std::hash<int32_t>()(x.tensor.output));
+          },
+          [&](const symbolic::Concat& x) {
+            return children(Mix(h, std::hash<int64_t>()(x.dim)), x.children);
+          },
+          [&](const symbolic::Slice& x) {
+            return Mix(MixInts(h, {x.dim, x.start, x.end}), (*this)(x.child));
+          },
+          [&](const symbolic::Sum& x) { return children(h, x.children); },
+          [&](const symbolic::Max& x) { return children(h, x.children); },
+          [&](const symbolic::Min& x) { return children(h, x.children); },
+          [&](const symbolic::Scale& x) {
+            // 0.0 == -0.0 must hash alike; a NaN equals nothing, so any hash serves it.
+            size_t f = x.factor == 0.0 ? 0 : std::hash<double>()(x.factor);
+            return Mix(Mix(h, f), (*this)(x.child));
+          },
+          [&](const symbolic::Reshape& x) { return Mix(MixInts(h, x.shape), (*this)(x.child)); },
+          [&](const symbolic::Transpose& x) {
+            return Mix(MixInts(h, {x.d0, x.d1}), (*this)(x.child));
+          },
+          [&](const symbolic::Permute& x) { return Mix(MixInts(h, x.perm), (*this)(x.child)); },
+      },
+      kind);
 }
 
 std::optional<ir::TensorType> InferRelType(const RelExpr& expr, const ir::Program& program,

@@ -6,6 +6,7 @@
 // ranks; its canonical text (`concat(0, primals_1@0, primals_1@1)`) parses back to the same tree.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -55,6 +56,13 @@ class RelExpr {
  private:
   explicit RelExpr(std::shared_ptr<const RelNode> node) : node_(std::move(node)) {}
   std::shared_ptr<const RelNode> node_;
+};
+
+// A hash consistent with operator== (leaf names are not hashed), so that sets of relations are
+// looked up in constant time: inference keeps every relation of an S tensor, and a tensor read
+// by every layer (a rotary table) gathers one per layer and rank.
+struct RelExprHash {
+  size_t operator()(const RelExpr& expr) const;
 };
 
 // The node kinds. Consumers dispatch with std::visit on RelNode::kind.

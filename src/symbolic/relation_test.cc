@@ -91,6 +91,21 @@ TEST(RelExprTest, EqualityIsStructural) {
   EXPECT_NE(a, ParseRelExpr("sum(primals_1@0, primals_1@1)", p));
 }
 
+TEST(RelExprTest, HashAgreesWithEquality) {
+  ir::Program p = TwoRanks();
+  RelExprHash hash;
+  RelExpr a = ParseRelExpr("concat(0, slice(primals_1@0, 0, 0, 2), primals_1@1)", p);
+  RelExpr b = RelExpr::Concat(
+      0, {RelExpr::Slice(RelExpr::Tensor(0, *p.rank(0).Find("primals_1"), "other name"), 0, 0, 2),
+          RelExpr::Tensor(p, 1, "primals_1")});
+  ASSERT_EQ(a, b);  // leaf names are only labels
+  EXPECT_EQ(hash(a), hash(b));
+  EXPECT_EQ(hash(RelExpr::Scale(0.0, a)), hash(RelExpr::Scale(-0.0, b)));
+  EXPECT_NE(hash(a), hash(ParseRelExpr("concat(0, primals_1@1, slice(primals_1@0, 0, 0, 2))", p)));
+  EXPECT_NE(hash(a), hash(ParseRelExpr("concat(1, slice(primals_1@0, 0, 0, 2), primals_1@1)", p)));
+  EXPECT_EQ(hash(RelExpr()), hash(RelExpr()));
+}
+
 TEST(RelExprTest, InfersShapes) {
   ir::Program p = TwoRanks();
   auto type = [&](const std::string& text) {

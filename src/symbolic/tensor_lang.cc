@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "ir/shape_rules.h"
+
 namespace gg::symbolic {
 namespace {
 
@@ -13,7 +15,7 @@ using ir::TensorType;
 
 // One line per op. Integer attributes (dims, offsets, sizes) are children that are `num` classes,
 // so lemmas can bind and compare them like any other subterm.
-const std::vector<TensorOpInfo> kOps = {
+const std::vector<TensorOpInfo> kOwnOps = {
     // leaves
     {"num", 0, true, TensorRule::kNone},
     {"flt", 0, true, TensorRule::kNone},
@@ -28,25 +30,16 @@ const std::vector<TensorOpInfo> kOps = {
     {"reshape", kVariadic, true, TensorRule::kReshape},   // (reshape x sizes...)
     {"transpose", 3, true, TensorRule::kTranspose},       // (transpose x d0 d1)
     {"permute", kVariadic, true, TensorRule::kPermute},   // (permute x dims...)
-    // compute ops
+    // compute ops (the operators that mirror an ATen operator exactly are not listed: they come
+    // from the registry's entries, ir::OpLowering::kMirror, after these)
     {"add", 2, false, TensorRule::kBroadcast},
     {"sub", 2, false, TensorRule::kBroadcast},
     {"mul", 2, false, TensorRule::kBroadcast},
     {"div", 2, false, TensorRule::kBroadcast},
     {"lt", 2, false, TensorRule::kCompare},
     {"ge", 2, false, TensorRule::kCompare},
-    {"neg", 1, false, TensorRule::kUnary},
-    {"exp", 1, false, TensorRule::kUnary},
-    {"log", 1, false, TensorRule::kUnary},
-    {"sqrt", 1, false, TensorRule::kUnary},
-    {"rsqrt", 1, false, TensorRule::kUnary},
-    {"tanh", 1, false, TensorRule::kUnary},
-    {"gelu", 1, false, TensorRule::kUnary},
     // d/dx gelu(x) = Phi(x) + x phi(x) (exact, erf form): gelu_backward(g, x) is g * gelu_grad(x).
-    {"gelu_grad", 1, false, TensorRule::kUnary},
-    {"silu", 1, false, TensorRule::kUnary},
-    {"relu", 1, false, TensorRule::kUnary},
-    {"sigmoid", 1, false, TensorRule::kUnary},
+    {"gelu_grad", 1, false, TensorRule::kUnary, nullptr, true},
     {"mm", 2, false, TensorRule::kMatmul},
     {"bmm", 2, false, TensorRule::kBatchMatmul},
     {"softmax", 2, false, TensorRule::kUnary},            // (softmax x dim)
@@ -92,23 +85,46 @@ const std::vector<TensorOpInfo> kOps = {
     // (index_domain.h), so the lookup ops above, whose lemmas assume ids in [0, n), only see
     // in-range ids; a hand-written where(x < 0, x + n, x) lowers to it too.
     {"wrap_index", 2, false, TensorRule::kUnary},         // (wrap_index ids (num n))
+    // x converted to another dtype (ir::DType's enumerator value), as _to_copy / .to(dtype) do:
+    // rounds to the target per element, so it commutes with what moves elements (concat, slice,
+    // reshape) and not with a sum (a sum of rounded terms is not the rounded sum).
+    {"cast", 2, false, TensorRule::kCast},                // (cast x (num dtype))
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
 
+// The language: its own ops, then one op per registry entry that mirrors an operator (by name,
+// so ids are stable). A mirror named like an own op is a table error.
+std::vector<TensorOpInfo> BuildOps() {
+  std::vector<TensorOpInfo> ops = kOwnOps;
+  for (const ir::OpInfo* info : ir::OpRegistry::Default().Mirrors()) {
+    const ir::OpLowering& lowering = info->traits.lowering;
+    for (const TensorOpInfo& own : kOwnOps) {
+      if (lowering.name == own.name) {
+        throw std::logic_error("operator " + info->schema.name.ToString() + " mirrors '" +
+                               lowering.name + "', a tensor-language op of its own");
+      }
+    }
+    int arity = static_cast<int>(ir::MirrorCall(*info).args.size());
+    ops.push_back(TensorOpInfo{lowering.name.c_str(), arity, false, TensorRule::kRegistry, info,
+                               lowering.pointwise});
+  }
+  return ops;
+}
+
 }  // namespace
 
-const std::vector<TensorOpInfo>& TensorOpTable() { return kOps; }
+const std::vector<TensorOpInfo>& TensorOpTable() {
+  static const std::vector<TensorOpInfo>* ops = new std::vector<TensorOpInfo>(BuildOps());
+  return *ops;
+}
 
 int64_t LeafTable::Intern(const TensorLeaf& leaf) {
-  for (size_t i = 0; i < leaves_.size(); ++i) {
-    const TensorLeaf& l = leaves_[i];
-    if (l.side == leaf.side && l.rank == leaf.rank && l.ref == leaf.ref) {
-      return static_cast<int64_t>(i);
-    }
-  }
-  leaves_.push_back(leaf);
-  return static_cast<int64_t>(leaves_.size() - 1);
+  std::pair<std::pair<int, int32_t>, ir::TensorRef> key{{static_cast<int>(leaf.side), leaf.rank},
+                                                        leaf.ref};
+  auto [it, fresh] = ids_.emplace(key, static_cast<int64_t>(leaves_.size()));
+  if (fresh) leaves_.push_back(leaf);
+  return it->second;
 }
 
 OpaqueSignatures& OpaqueSignatures::Get() {
@@ -140,7 +156,7 @@ const TensorLanguage& TensorLanguage::Get() {
 }
 
 TensorLanguage::TensorLanguage() {
-  for (const TensorOpInfo& op : kOps) {
+  for (const TensorOpInfo& op : TensorOpTable()) {
     if (op.arity == 0 && (std::string(op.name) == "num" || std::string(op.name) == "flt" ||
                           std::string(op.name) == "tensor")) {
       ops_.AddPayloadLeaf(op.name);
@@ -320,46 +336,30 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
     }
     case TensorRule::kBroadcast:
     case TensorRule::kCompare: {
-      const auto& a = type_of(0);
-      const auto& b = type_of(1);
-      if (!a && !b) return fail("no tensor operand");
-      TensorType out;
-      if (!a || !b) {
-        out = a ? *a : *b;  // tensor op scalar
-        // Arithmetic of a bool or integer tensor with a Python number promotes like PyTorch:
-        // bool with an integral number gives int64, any integer tensor with a fractional number
-        // gives the default float. (An integral number written as a float, `x * 2.0`, promotes to
-        // float in PyTorch but reads as integral here: lowering then sees a type mismatch and
-        // keeps the node opaque, which is safe.)
-        const auto& scalar = (*this)[node.children.at(a ? 1 : 0)].fconstant;
-        if (info.rule == TensorRule::kBroadcast && scalar && !ir::IsFloatingPoint(out.dtype)) {
-          if (*scalar != std::floor(*scalar) || std::string_view(info.name) == "div") {
-            out.dtype = DType::kFloat32;
-          } else if (out.dtype == DType::kBool) {
-            out.dtype = DType::kInt64;
-          }
-        }
-      } else {
-        out.dtype = ir::PromoteTypes(a->dtype, b->dtype);
-        size_t rank = std::max(a->shape.size(), b->shape.size());
-        out.shape.assign(rank, ir::Dim(1));
-        for (size_t i = 0; i < rank; ++i) {
-          auto pick = [&](const Shape& s) -> ir::Dim {
-            size_t offset = rank - s.size();
-            return i < offset ? ir::Dim(1) : s[i - offset];
-          };
-          ir::Dim da = pick(a->shape), db = pick(b->shape);
-          if (da == db || db == ir::Dim(1)) {
-            out.shape[i] = da;
-          } else if (da == ir::Dim(1)) {
-            out.shape[i] = db;
-          } else {
-            return fail("cannot broadcast " + Str(a->shape) + " with " + Str(b->shape));
-          }
+      // torch's broadcasting and result_type, as the registry's rules compute them
+      // (ir/shape_rules.h): a Python number is a wrapped number (integral when its value is).
+      std::vector<ir::Operand> operands;
+      std::vector<const Shape*> shapes;
+      for (size_t i = 0; i < 2; ++i) {
+        if (const auto& t = type_of(i)) {
+          operands.push_back({t->dtype, t->shape.empty() ? ir::Operand::kZeroDimTensor
+                                                         : ir::Operand::kDimTensor});
+          shapes.push_back(&t->shape);
+        } else if (const auto& v = (*this)[node.children.at(i)].fconstant) {
+          operands.push_back({*v == std::floor(*v) ? DType::kInt64 : DType::kFloat64,
+                              ir::Operand::kWrappedNumber});
         }
       }
-      if (info.rule == TensorRule::kCompare) out.dtype = DType::kBool;
-      return out;
+      if (shapes.empty()) return fail("no tensor operand");
+      std::optional<Shape> shape = *shapes[0];
+      if (shapes.size() == 2) shape = ir::BroadcastShapes(*shapes[0], *shapes[1]);
+      if (!shape) {
+        return fail("cannot broadcast " + Str(*shapes[0]) + " with " + Str(*shapes[1]));
+      }
+      DType dtype = ir::ResultType(operands);
+      if (std::string_view(info.name) == "div") dtype = ir::ToFloating(dtype);
+      if (info.rule == TensorRule::kCompare) dtype = DType::kBool;
+      return TensorType{dtype, *shape};
     }
     case TensorRule::kMatmul: {
       const auto& a = type_of(0);
@@ -543,6 +543,27 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       TensorType out{static_cast<DType>(*code), idx->shape};
       out.shape.emplace_back(*classes);
       return out;
+    }
+    case TensorRule::kRegistry: {
+      // The operator's own shape rule (ir/shape_rules.h): one type system for both.
+      std::vector<TensorType> types;
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        if (!type_of(i)) return fail("operand " + std::to_string(i) + " is not a tensor");
+        types.push_back(*type_of(i));
+      }
+      try {
+        return ir::InferMirror(*info.mirror, types);
+      } catch (const ir::ShapeError& e) {
+        return fail(e.what());
+      }
+    }
+    case TensorRule::kCast: {
+      auto code = int_of(1);
+      if (!type_of(0)) return fail("cast of a non-tensor");
+      if (!code || *code < 0 || *code > static_cast<int64_t>(DType::kComplex128)) {
+        return fail("cast dtype is not a dtype code");
+      }
+      return TensorType{static_cast<DType>(*code), type_of(0)->shape};
     }
     case TensorRule::kOpaque: {
       auto code = node.children.empty() ? std::nullopt : int_of(0);

@@ -7,9 +7,11 @@
 //  - relation ops, the vocabulary of relations (concat, slice, sum/max/min over ranks, scale,
 //    reshape, transpose, permute): a class is *clean* when it holds a D tensor or a relation op
 //    over clean classes — the expressions relation inference is allowed to extract;
-//  - compute ops mirroring the ATen operators the models use (mm, add, softmax, layernorm, ...).
-// Shape rules here are the small, exact rules of this language; lowering of captured ATen nodes
-// into it (a later step) reuses the operator registry's rules through the graph's annotations.
+//  - compute ops: the language's own (mm, add, softmax, layernorm, ...), and one op per registry
+//    entry that mirrors an ATen operator (ir::OpLowering::kMirror: exp, tanh, sin, ...), whose
+//    type rule is that entry's shape rule and whose evaluation is that operator's kernel.
+// The own ops' shape rules are the small, exact rules of this language; broadcasting and type
+// promotion are ir/shape_rules.h's, shared with the registry.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/op_registry.h"
 #include "symbolic/egraph.h"
 
 namespace gg::symbolic {
@@ -46,7 +49,9 @@ enum class TensorRule : uint8_t {
   kFull,           // (full v (num dtype) sizes...): the constant tensor of that dtype and shape
   kEmbeddingBwd,   // (embedding_bwd g ids (num rows)): g [ids..., m] -> [rows, m]
   kOnehot,         // (onehot ids (num C) (num dtype)): integer ids [...] -> [..., C] of that dtype
+  kCast,           // (cast x (num dtype)): x's shape, that dtype
   kOpaque,         // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
+  kRegistry,       // an op mirroring a registry operator: that entry's shape rule
 };
 
 struct TensorOpInfo {
@@ -54,6 +59,8 @@ struct TensorOpInfo {
   int arity;  // kVariadic for any number of children
   bool relation;  // part of the relation vocabulary (may appear in clean expressions)
   TensorRule rule;
+  const ir::OpInfo* mirror = nullptr;  // kRegistry: the operator this op is
+  bool pointwise = false;  // elementwise unary: a member of the lemma files' `{f}` families
 };
 
 // The ops of the language in declaration order (ids are indices into this table).
@@ -95,6 +102,9 @@ class LeafTable {
 
  private:
   std::vector<TensorLeaf> leaves_;
+  // (side, rank), ref -> id: a local e-graph can hold a thousand leaves (a tensor every layer
+  // reads, on every rank), so Intern does not scan them.
+  std::map<std::pair<std::pair<int, int32_t>, ir::TensorRef>, int64_t> ids_;
 };
 
 // The language's OpTable plus named ids for the ops code refers to directly.

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# scale_bench.sh: how `graphguard verify --no-numeric` scales with depth (issue 14). A
+# transformers Llama (hidden 64, 8 heads, ffn 128, vocabulary 64, sequence 8) made tensor-parallel
+# by scripts/capture (tp.py's Megatron-style layers), forward only, captured at each layer count,
+# then verified once per depth: wall time, peak RSS (/usr/bin/time), S operators, ms per S
+# operator, e-graph nodes (total and the largest local e-graph) and the verdict.
+# Usage: bench/scale_bench.sh [BUILD_DIR (default build)] [GRAPH_DIR (default /tmp/gg-scale)]
+#                             [LAYERS... (default 4 8 16 32)]
+#   Graphs already in GRAPH_DIR/<layers>/ (seq.json, dist.json, spec.rel) are reused; missing ones
+#   are captured with the .venv's torch and transformers (2 cores: about 10 s at 4 layers, 5 min at
+#   32, 8 min at 64).
+#   env: GG_SCALE_TP (default 8), GG_SCALE_MODE (fwd or joint, default fwd), GG_PYTHON (default
+#   ROOT/.venv/bin/python), extra verify flags in GG_VERIFY_FLAGS.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${1:-$ROOT/build}
+GRAPHS=${2:-/tmp/gg-scale}
+shift $(($# > 2 ? 2 : $#))
+LAYERS=("$@")
+[[ ${#LAYERS[@]} -gt 0 ]] || LAYERS=(4 8 16 32)
+TP=${GG_SCALE_TP:-8}
+MODE=${GG_SCALE_MODE:-fwd}
+PY=${GG_PYTHON:-$ROOT/.venv/bin/python}
+GG="$BUILD_DIR/graphguard"
+[[ -x "$GG" ]] || { echo "no $GG: build first (bash scripts/setup.sh)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install time)" >&2; exit 2; }
+mkdir -p "$GRAPHS"
+
+capture() {  # capture LAYERS DIR
+  [[ -x "$PY" ]] || { echo "no $PY to capture with (bash scripts/setup.sh)" >&2; exit 2; }
+  "$PY" -W ignore - "$ROOT" "$1" "$TP" "$MODE" "$2" <<'PY'
+import os, sys, time
+root, layers, tp, mode, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+sys.path.insert(0, os.path.join(root, "scripts", "capture"))
+import capture  # noqa: E402
+import transformers as T  # noqa: E402
+from gg_capture.models import hf  # noqa: E402
+
+program = hf.HFCausalLM("hf_llama")
+cfg = T.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
+                    num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=16,
+                    tie_word_embeddings=False)
+cfg._attn_implementation = "eager"
+program.hf_config = cfg
+program.config.update(hidden=64, heads=8, kv_heads=8, ffn=128, layers=layers)
+start = time.time()
+capture.capture(program, tp, mode, out)
+print(f"captured {layers} layers, TP {tp}, {mode} in {time.time() - start:.0f} s", file=sys.stderr)
+PY
+}
+
+echo "graphguard verify --no-numeric, transformers Llama TP $TP $MODE ($(nproc) cores)"
+printf '%6s %8s %9s %9s %9s %10s %10s %8s  %s\n' layers "wall s" "user s" "RSS MiB" "S ops" \
+  "ms/op" "nodes" "max eg" verdict
+for layers in "${LAYERS[@]}"; do
+  dir="$GRAPHS/$layers"
+  if [[ ! -f "$dir/seq.json" || ! -f "$dir/dist.json" || ! -f "$dir/spec.rel" ]]; then
+    capture "$layers" "$dir"
+  fi
+  # shellcheck disable=SC2086
+  /usr/bin/time -f '%e %U %M' -o "$dir/time.txt" "$GG" verify --seq "$dir/seq.json" \
+    --dist "$dir/dist.json" --relations "$dir/spec.rel" --no-numeric ${GG_VERIFY_FLAGS:-} \
+    >"$dir/report.txt" 2>"$dir/err.txt" || true
+  read -r wall user rss < <(tail -n 1 "$dir/time.txt")  # time prefixes a non-zero exit status
+  verdict=$(grep -m1 -oE '^(REFINES|VIOLATION|UNKNOWN)' "$dir/report.txt" || echo "?")
+  ops=$(sed -nE 's/^ *S operators +([0-9]+) related of ([0-9]+) examined.*/\2/p' "$dir/report.txt")
+  read -r max_eg total_eg < <(sed -nE \
+    's/^ *e-graph nodes +max ([0-9]+), total ([0-9]+).*/\1 \2/p' "$dir/report.txt")
+  ms=$(awk -v w="$wall" -v n="${ops:-0}" 'BEGIN { if (n > 0) printf "%.2f", 1000 * w / n; else print "-" }')
+  printf '%6s %8s %9s %9d %9s %10s %10s %8s  %s\n' "$layers" "$wall" "$user" $((rss / 1024)) \
+    "${ops:--}" "$ms" "${total_eg:--}" "${max_eg:--}" "$verdict"
+done
