@@ -955,22 +955,26 @@ std::vector<std::vector<std::string>> ProofReasons(const EGraph& egraph, ClassId
   return out;
 }
 
-// The S nodes the expected outputs depend on (through tensor inputs), as a mask.
+// The S nodes the expected tensors depend on (through tensor inputs), as a mask. Assumed and
+// cut tensors are leaves: the node producing one is needed only when another of its outputs is,
+// and nothing upstream of a leaf is (the region a spec checks ends at its cuts).
 std::vector<bool> NeededNodes(const ir::Graph& s_graph, const SpecResult& spec) {
   std::vector<bool> needed(s_graph.nodes.size(), false);
-  std::vector<ir::NodeId> stack;
-  for (const Relation& r : spec.expected_outputs) stack.push_back(r.s_tensor.node);
-  std::set<ir::NodeId> cut;
-  for (const Relation& r : spec.assumed) cut.insert(r.s_tensor.node);
+  std::vector<TensorRef> stack;
+  for (const Relation& r : spec.expected_outputs) stack.push_back(r.s_tensor);
+  std::set<TensorRef> leaves;
+  for (const Relation& r : spec.assumed) leaves.insert(r.s_tensor);
+  for (const CutPoint& c : spec.cuts) leaves.insert(c.s_tensor);
   while (!stack.empty()) {
-    ir::NodeId id = stack.back();
+    TensorRef ref = stack.back();
     stack.pop_back();
-    if (needed[id]) continue;
+    if (leaves.count(ref) || needed[ref.node]) continue;
+    const ir::NodeId id = ref.node;
     needed[id] = true;
     // An input-free node's value reads none of its inputs' values (ones_like(loss)): they are
     // not needed for it.
-    if (cut.count(id) || InputFree(s_graph, s_graph.node(id))) continue;
-    for (TensorRef in : s_graph.node(id).TensorInputs()) stack.push_back(in.node);
+    if (InputFree(s_graph, s_graph.node(id))) continue;
+    for (TensorRef in : s_graph.node(id).TensorInputs()) stack.push_back(in);
   }
   return needed;
 }
@@ -1102,6 +1106,13 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   for (const Relation& r : spec.assumed) remember(r, {"assumed: " + r.origin});
 
   std::vector<bool> needed = NeededNodes(s_graph, spec);
+  // Cuts without a relation: a leaf nothing is known of. An operator of the region that reads
+  // one is blocked, and the verdict names the cut (it is never REFINES).
+  std::map<TensorRef, std::string> unrelated_cuts;
+  for (const CutPoint& c : spec.cuts) {
+    if (!c.related) unrelated_cuts.emplace(c.s_tensor, c.origin);
+  }
+  std::map<ir::NodeId, TensorRef> blocked_by_cut;  // S operator -> the unrelated cut it reads
   // Which outputs of each S node matter: consumed by a needed node, or expected.
   std::set<TensorRef> wanted;
   for (size_t id = 0; id < s_graph.nodes.size(); ++id) {
@@ -1256,6 +1267,14 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       if (!missing.empty()) {
         outcome.status = NodeStatus::kBlocked;
         outcome.detail = "input " + s_graph.ValueName(missing.front()) + " has no relation";
+        for (TensorRef m : missing) {
+          auto cut = unrelated_cuts.find(m);
+          if (cut == unrelated_cuts.end()) continue;
+          outcome.detail =
+              "input " + s_graph.ValueName(m) + " is cut without a relation (" + cut->second + ")";
+          blocked_by_cut.emplace(id, m);
+          break;
+        }
         a.blocked = true;
         return a;
       }
@@ -1528,7 +1547,10 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   // `output` arguments) is never read, so nothing is owed for it.
   for (size_t i = 0; i < result.nodes.size() && !result.first_failure; ++i) {
     const NodeOutcome& n = result.nodes[i];
-    if (n.status == NodeStatus::kInferred || n.status == NodeStatus::kBlocked) continue;
+    if (n.status == NodeStatus::kInferred) continue;
+    // Blocked operators are downstream of a failure reported at its own operator, except those
+    // that read a cut without a relation: the region's checked tensors need the cut there.
+    if (n.status == NodeStatus::kBlocked && !blocked_by_cut.count(n.s_node)) continue;
     if (covered.count(n.s_node)) continue;  // carried into a consumer that D does compute
     for (size_t o = 0; o < s_graph.node(n.s_node).outputs.size(); ++o) {
       if (used.count(TensorRef{n.s_node, static_cast<int32_t>(o)})) {
@@ -1543,8 +1565,15 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
     std::string where = n.name + " (" + n.op.ToString() + ")";
     if (!n.source.empty()) where += " at " + n.source.ToString();
     result.verdict = Verdict::kUnknown;
-    if (f.status == NodeStatus::kLimitHit && n.kind == ir::NodeKind::kOperator &&
-        InfoOf(n) == nullptr) {
+    if (f.status == NodeStatus::kBlocked) {
+      const TensorRef cut = blocked_by_cut.at(f.s_node);
+      result.unknown_cause = UnknownCause::kNoRelation;
+      result.summary = "S operator " + where + " reads " + s_graph.ValueName(cut) +
+                       ", which the spec cuts without a relation (" + unrelated_cuts.at(cut) +
+                       "): the checked tensors depend on it; state its relation (cut " +
+                       s_graph.ValueName(cut) + " = RULE) or check a region that does not read it";
+    } else if (f.status == NodeStatus::kLimitHit && n.kind == ir::NodeKind::kOperator &&
+               InfoOf(n) == nullptr) {
       result.unknown_cause = UnknownCause::kOpaque;
       result.summary = "S operator " + where +
                        " is unknown to GraphGuard (loaded opaque from its annotation): " +

@@ -411,5 +411,64 @@ TEST_F(SharedTableTest, OneLayerReadingAnotherTableIsFoundThere) {
   EXPECT_EQ(s_.node(r.nodes[*r.first_failure].s_node).name, "h3") << Describe(r, s_);
 }
 
+// ---- regions (tests/data/regions/mlp): cut, expect, inputs outside the region -------------------
+
+VerifyResult VerifyRegion(const std::string& spec_file, const std::string& dist,
+                          ir::Graph* s_out = nullptr) {
+  const fs::path dir = fs::path(GG_TEST_DATA_DIR) / "regions" / "mlp";
+  ir::Graph s = frontend::LoadGraph((dir / "seq.py").string());
+  ir::Program d = frontend::LoadProgram({(dir / dist).string()});
+  SpecResult spec = EvaluateSpec(RelationSpec::Load((dir / spec_file).string()), s, d);
+  VerifyResult result = Verify(s, d, spec, LemmaCatalogue::Default().Rules(), InferenceOptions{});
+  if (s_out) *s_out = std::move(s);
+  return result;
+}
+
+TEST(RegionInferenceTest, CutRegionRefinesUnderTheCutPremiseAndLooksNoHigher) {
+  ir::Graph s;
+  VerifyResult r = VerifyRegion("region.rel", "dist", &s);
+  EXPECT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s);
+  ASSERT_EQ(r.outputs.size(), 3u);  // r (expect) and y on two ranks
+  ASSERT_EQ(r.premises.size(), 1u);
+  EXPECT_EQ(r.premises[0].kind, "cut");
+  // Upstream of the cut nothing is analysed: not h's matmul, not w1's transpose.
+  for (const NodeOutcome& n : r.nodes) {
+    EXPECT_NE(s.node(n.s_node).name, "h");
+    EXPECT_NE(s.node(n.s_node).name, "t");
+  }
+}
+
+TEST(RegionInferenceTest, ABugAboveTheCutIsOutsideTheRegion) {
+  ir::Graph s;
+  // The cut is a premise: D's wrong h (it negates x) is not looked at.
+  VerifyResult region = VerifyRegion("region.rel", "dist_upstream_bug", &s);
+  EXPECT_EQ(region.verdict, Verdict::kRefines) << Describe(region, s);
+  // The whole graph does see it.
+  VerifyResult whole = VerifyRegion("whole.rel", "dist_upstream_bug", &s);
+  EXPECT_EQ(whole.verdict, Verdict::kUnknown) << Describe(whole, s);
+  EXPECT_EQ(VerifyRegion("whole.rel", "dist", &s).verdict, Verdict::kRefines);
+}
+
+TEST(RegionInferenceTest, ABugInsideTheRegionIsNotProved) {
+  ir::Graph s;
+  VerifyResult r = VerifyRegion("region.rel", "dist_region_bug", &s);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown) << Describe(r, s);
+  EXPECT_EQ(r.unknown_cause, UnknownCause::kNoRelation) << Describe(r, s);
+}
+
+TEST(RegionInferenceTest, ACutWithoutARelationThatIsReadIsNeverRefines) {
+  ir::Graph s;
+  VerifyResult r = VerifyRegion("cut_unrelated.rel", "dist", &s);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown) << Describe(r, s);
+  EXPECT_NE(r.summary.find("reads h, which the spec cuts without a relation"), std::string::npos)
+      << r.summary;
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_EQ(s.node(r.nodes[*r.first_failure].s_node).name, "r");
+  // Unread, it is allowed: the expect on t_1 = t(w2) does not depend on h.
+  VerifyResult unread = VerifyRegion("cut_unread.rel", "dist", &s);
+  EXPECT_EQ(unread.verdict, Verdict::kRefines) << Describe(unread, s);
+  EXPECT_TRUE(unread.premises.empty());
+}
+
 }  // namespace
 }  // namespace gg::symbolic

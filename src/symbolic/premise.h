@@ -10,7 +10,7 @@
 namespace gg::symbolic {
 
 struct Premise {
-  std::string kind;    // "assume", "constant", "rng", "domain", ...: one word
+  std::string kind;    // "assume", "cut", "constant", "rng", "domain", ...: one word
   std::string text;    // what is taken as given: "y == concat(1, y@0, y@1)"
   std::string origin;  // where it comes from: "spec.rel:4", or the operator that needs it
 

@@ -53,7 +53,7 @@ struct Selector {
 };
 
 struct Statement {
-  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant, kRng };
+  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant, kRng, kCut, kExpect };
   Kind kind = kLet;
   int line = 0;
   std::string text;  // the statement's source, comments removed, whitespace collapsed
@@ -61,7 +61,7 @@ struct Statement {
   ExprPtr value;     // let / group value
   std::vector<Selector> selectors;
   bool cycle = false;
-  std::vector<ExprPtr> rules;  // one rule, or the cycle's rules
+  std::vector<ExprPtr> rules;  // one rule, or the cycle's rules (cut: none or one)
 };
 
 struct SpecAst {
@@ -312,8 +312,8 @@ class SpecParser {
     const Token& head = Peek();
     st.line = head.line;
     if (head.kind != Token::kIdent) {
-      Error(head, "expected a statement (let, group, input, inputs, output, outputs, assume), "
-                  "found " + Describe(head));
+      Error(head, "expected a statement (let, group, input, inputs, output, outputs, assume, "
+                  "cut, expect), found " + Describe(head));
     }
     std::string word = Next().text;
     if (word == "let" || word == "group") {
@@ -323,12 +323,19 @@ class SpecParser {
       ExpectPunct("=", "after the name");
       st.value = ParseExpr();
     } else if (word == "input" || word == "inputs" || word == "output" || word == "outputs" ||
-               word == "assume") {
-      st.kind = word == "assume" ? Statement::kAssume
-                : word[0] == 'i' ? Statement::kInput
-                                 : Statement::kOutput;
+               word == "assume" || word == "cut" || word == "expect") {
+      st.kind = word == "assume"   ? Statement::kAssume
+                : word == "cut"    ? Statement::kCut
+                : word == "expect" ? Statement::kExpect
+                : word[0] == 'i'   ? Statement::kInput
+                                   : Statement::kOutput;
       st.selectors = ParseSelectors();
-      if (IsWord("cycle")) {
+      const Token& after = Peek();
+      if (st.kind == Statement::kCut &&
+          (after.kind == Token::kNewline || after.kind == Token::kEnd)) {
+        // `cut NAMES` without a relation: the tensors are leaves with nothing known of them,
+        // for a region whose checked tensors do not read them (docs/relations.md).
+      } else if (IsWord("cycle")) {
         if (st.kind != Statement::kInput) Error(Peek(), "'cycle' is only allowed for inputs");
         Next();
         st.cycle = true;
@@ -362,8 +369,8 @@ class SpecParser {
       }
     } else {
       Error(head, "unknown statement '" + word +
-                      "' (expected let, group, input, inputs, output, outputs, assume, constant, "
-                      "rng)");
+                      "' (expected let, group, input, inputs, output, outputs, assume, cut, "
+                      "expect, constant, rng)");
     }
     const Token& end = Peek();
     if (end.kind != Token::kNewline && end.kind != Token::kEnd) {
@@ -584,13 +591,13 @@ class SpecParser {
 
   // Words that cannot start an expression.
   static inline const std::set<std::string> kKeywords = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "rng",
-      "cycle", "for", "in", "if", "and", "or", "not"};
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "cut", "expect",
+      "constant", "rng", "cycle", "for", "in", "if", "and", "or", "not"};
   // Words that cannot be bound by let or group: keywords, built-in names and rule shorthands.
   static inline const std::set<std::string> kReserved = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "constant", "rng",
-      "cycle", "for", "in", "if", "and", "or", "not", "D", "S", "all", "ranks", "world", "replicate",
-      "partial", "shard"};
+      "let", "group", "input", "inputs", "output", "outputs", "assume", "cut", "expect",
+      "constant", "rng", "cycle", "for", "in", "if", "and", "or", "not", "D", "S", "all",
+      "ranks", "world", "replicate", "partial", "shard"};
 
   const Lexed& lexed_;
   const std::string& file_;
@@ -665,6 +672,10 @@ class Evaluator {
     SpecResult result;
     std::vector<int> input_line(s_.inputs.size(), 0);
     std::map<size_t, int> output_line;
+    // Every tensor a relation is expected of (`output`, `expect`) and every cut, with its line:
+    // a tensor both cut and checked would be checked against its own premise.
+    std::map<ir::TensorRef, int> checked_line;
+    std::map<ir::TensorRef, int> cut_line;
     std::map<std::string, int> constant_line;
     int rng_line = 0;
     for (const Statement& st : ast_.statements) {
@@ -725,13 +736,55 @@ class Evaluator {
             }
             output_line[index] = st.line;
             const ir::TensorRef ref = s_.outputs[index].as_tensor();
+            checked_line.emplace(ref, st.line);
             Target target{ref, s_.ValueName(ref), static_cast<int64_t>(index)};
             Apply(*st.rules[0], target, "", &result.expected_outputs);
           }
           break;
         }
+        case Statement::kExpect: {
+          // A relation expected of an intermediate S tensor, checked like an output's; `D@r` is
+          // the same-named D tensor, as for `assume`.
+          for (const auto& [name, ref] : SelectValues(st, "expect")) {
+            auto [it, fresh] = checked_line.emplace(ref, st.line);
+            if (!fresh) {
+              Error(st.line, "S tensor " + name +
+                                 " is already given an expected relation on line " +
+                                 std::to_string(it->second));
+            }
+            Target target{ref, name, -1};
+            Apply(*st.rules[0], target, "", &result.expected_outputs);
+          }
+          break;
+        }
+        case Statement::kCut: {
+          // A cut makes the selected S tensors leaves of the region: their relation (if any) is
+          // a premise, like `assume`, and nothing upstream of them is analysed.
+          for (const auto& [name, ref] : SelectValues(st, "cut")) {
+            if (s_.node(ref.node).kind == ir::NodeKind::kInput) {
+              Error(st.line, "S tensor " + name +
+                                 " is an input: relate it with an input rule, "
+                                 "not a cut");
+            }
+            auto [it, fresh] = cut_line.emplace(ref, st.line);
+            if (!fresh) {
+              Error(st.line,
+                    "S tensor " + name + " is already cut on line " + std::to_string(it->second));
+            }
+            result.cuts.push_back({ref, !st.rules.empty(), Where(st.line) + ": " + st.text});
+            if (st.rules.empty()) continue;
+            Target target{ref, name, -1};
+            const size_t first = result.assumed.size();
+            Apply(*st.rules[0], target, "", &result.assumed);
+            for (size_t j = first; j < result.assumed.size(); ++j) {
+              result.premises.push_back(
+                  {"cut", RelationToString(result.assumed[j], s_), Where(st.line)});
+            }
+          }
+          break;
+        }
         case Statement::kAssume: {
-          for (const auto& [name, ref] : SelectValues(st)) {
+          for (const auto& [name, ref] : SelectValues(st, "assume")) {
             Target target{ref, name, -1};
             const size_t first = result.assumed.size();
             Apply(*st.rules[0], target, "", &result.assumed);
@@ -780,10 +833,27 @@ class Evaluator {
         }
       }
     }
+    for (const auto& [ref, line] : cut_line) {
+      auto it = checked_line.find(ref);
+      if (it != checked_line.end()) {
+        Error(it->second, "S tensor " + s_.ValueName(ref) + " is cut on line " +
+                              std::to_string(line) +
+                              " and expected here: a cut's relation is a premise, not a check");
+      }
+    }
+    // Coverage: an input rule is owed for every S input a checked tensor depends on. When the
+    // spec checks nothing (it serves `infer-relations` or a whole-graph `check`), every input.
+    std::vector<bool> in_cone(s_.nodes.size(), checked_line.empty());
+    if (!checked_line.empty()) {
+      std::set<ir::TensorRef> stops;
+      for (const auto& [ref, line] : cut_line) stops.insert(ref);
+      for (const Relation& r : result.assumed) stops.insert(r.s_tensor);
+      in_cone = Cone(checked_line, stops);
+    }
     std::string uncovered;
     int count = 0;
     for (size_t i = 0; i < s_.inputs.size(); ++i) {
-      if (input_line[i] != 0) continue;
+      if (input_line[i] != 0 || !in_cone[s_.inputs[i]]) continue;
       if (count++ < 12) {
         uncovered += (uncovered.empty() ? "" : ", ") + s_.node(s_.inputs[i]).name + " (#" +
                      std::to_string(i) + ")";
@@ -791,9 +861,12 @@ class Evaluator {
     }
     if (count > 0) {
       if (count > 12) uncovered += ", ...";
-      throw InputError(ast_.file, 0,
-                       std::to_string(count) + " S input(s) are covered by no input rule: " +
-                           uncovered);
+      throw InputError(
+          ast_.file, 0,
+          std::to_string(count) + " S input(s) are covered by no input rule: " + uncovered +
+              (checked_line.empty() ? std::string()
+                                    : " (the checked tensors depend on them; a cut above them "
+                                      "would end the region there)"));
     }
     return result;
   }
@@ -812,6 +885,25 @@ class Evaluator {
   }
 
   std::string Where(int line) const { return ast_.file + ":" + std::to_string(line); }
+
+  // The S nodes the `checked` tensors depend on through tensor inputs, not looking past the
+  // `stops` (cuts and assumed tensors, which inference takes as leaves). It may hold more than
+  // inference reads (shape-only reads such as ones_like(x) count here): then an input rule is
+  // asked for that is not strictly needed, never the reverse.
+  std::vector<bool> Cone(const std::map<ir::TensorRef, int>& checked,
+                         const std::set<ir::TensorRef>& stops) const {
+    std::vector<bool> in(s_.nodes.size(), false);
+    std::vector<ir::TensorRef> stack;
+    for (const auto& [ref, line] : checked) stack.push_back(ref);
+    while (!stack.empty()) {
+      ir::TensorRef ref = stack.back();
+      stack.pop_back();
+      if (stops.count(ref) || in[ref.node]) continue;
+      in[ref.node] = true;
+      for (ir::TensorRef input : s_.node(ref.node).TensorInputs()) stack.push_back(input);
+    }
+    return in;
+  }
 
   // An input rule relates S's inputs to D's inputs: a D tensor computed inside the program is a
   // cut point (`assume`), not an input, or the premise would hide what computes it. The numeric
@@ -959,12 +1051,13 @@ class Evaluator {
     return {out.begin(), out.end()};
   }
 
-  std::vector<std::pair<std::string, ir::TensorRef>> SelectValues(const Statement& st) const {
+  std::vector<std::pair<std::string, ir::TensorRef>> SelectValues(const Statement& st,
+                                                                  const std::string& word) const {
     std::vector<std::pair<std::string, ir::TensorRef>> out;
     for (const Selector& sel : st.selectors) {
       if (sel.kind == Selector::kPosition || sel.kind == Selector::kRange) {
-        Error(st.line, "assume selects S tensors by name or glob, not by position (" + sel.text +
-                           ")");
+        Error(st.line,
+              word + " selects S tensors by name or glob, not by position (" + sel.text + ")");
       }
       size_t before = out.size();
       for (size_t n = 0; n < s_.nodes.size(); ++n) {

@@ -33,11 +33,25 @@ class RelationSpec {
   std::shared_ptr<const SpecAst> ast_;
 };
 
+// An S tensor a `cut` statement makes a leaf of the checked region: inference reads nothing
+// upstream of it. `related`: the cut states a relation (in SpecResult::assumed, a premise);
+// without one, a checked tensor that depends on it cannot be proved.
+struct CutPoint {
+  ir::TensorRef s_tensor;
+  bool related = false;
+  std::string origin;  // "file:line: <statement>"
+};
+
 // The concrete relations a spec means for one (S graph, D program) pair.
 struct SpecResult {
-  std::vector<Relation> inputs;            // every S input, one or more relations each
-  std::vector<Relation> assumed;           // cut points on intermediate S tensors
-  std::vector<Relation> expected_outputs;  // only the outputs the spec lists
+  // Every S input a checked tensor depends on (all of them when nothing is checked), one or more
+  // relations each; inputs outside the checked region may have none.
+  std::vector<Relation> inputs;
+  std::vector<Relation> assumed;  // `assume` and `cut` relations on intermediate tensors
+  // The relations to prove: of the outputs the spec lists (`output`) and of intermediate
+  // tensors (`expect`).
+  std::vector<Relation> expected_outputs;
+  std::vector<CutPoint> cuts;  // every `cut` tensor, in statement order
   // Values of graph constants (`self._tensor_constantN`, whose values captures omit) by name, in S
   // and every rank of D: every element of the constant equals the value.
   std::map<std::string, double> constants;
@@ -51,8 +65,9 @@ struct SpecResult {
 
 // Evaluates `spec` against the graphs: binds lets and groups, resolves selectors, expands
 // shorthands and comprehensions, and checks that every relation's shape equals its S tensor's
-// shape and that every S input is covered by exactly one input rule. Errors are gg::InputError
-// naming the spec file and line.
+// shape, that no S input is covered twice and that every S input the checked tensors depend on
+// (not looking past cuts and assumed tensors) is covered. Errors are gg::InputError naming the
+// spec file and line.
 SpecResult EvaluateSpec(const RelationSpec& spec, const ir::Graph& s_graph,
                         const ir::Program& d_program);
 

@@ -558,5 +558,106 @@ TEST(RelationSpecCorpusTest, ConstantStatesGraphConstantValues) {
   EXPECT_TRUE(has(e, "reserved")) << e;
 }
 
+// ---- regions: cut, expect, inputs outside the region --------------------------------------------
+
+struct Region {
+  ir::Graph s;
+  ir::Program d;
+};
+
+// tests/data/regions/mlp: y = relu(x w1^T) w2^T, column- then row-parallel at TP 2; D names the
+// first product h_par where S names it h.
+Region LoadRegion(const std::string& dist = "dist") {
+  const std::string dir = std::string(GG_TEST_DATA_DIR) + "/regions/mlp/";
+  return {frontend::LoadGraph(dir + "seq.py"), frontend::LoadProgram({dir + dist})};
+}
+
+TEST(RelationSpecRegionTest, CutIsAPremiseAndInputsAboveItNeedNoRule) {
+  Region g = LoadRegion();
+  const std::string spec =
+      "input w2 = shard(1)\n"
+      "cut h = concat(1, [D.h_par@r for r in ranks])\n"
+      "expect r = shard(1)\n"
+      "output y = replicate\n";
+  SpecResult r = Eval(spec, g.s, g.d);
+  // x and w1 only feed h, above the cut: no rule is owed for them.
+  ASSERT_EQ(r.inputs.size(), 1u);
+  EXPECT_EQ(g.s.ValueName(r.inputs[0].s_tensor), "w2");
+  ASSERT_EQ(r.assumed.size(), 1u);
+  EXPECT_EQ(RelationToString(r.assumed[0], g.s), "h == concat(1, h_par@0, h_par@1)");
+  ASSERT_EQ(r.cuts.size(), 1u);
+  EXPECT_TRUE(r.cuts[0].related);
+  EXPECT_EQ(g.s.ValueName(r.cuts[0].s_tensor), "h");
+  ASSERT_EQ(r.premises.size(), 1u);
+  EXPECT_EQ(r.premises[0].kind, "cut");
+  EXPECT_EQ(r.premises[0].text, "h == concat(1, h_par@0, h_par@1)");
+  EXPECT_EQ(r.premises[0].origin, "t.rel:2");
+  // expect on an intermediate: the same-named D tensor; output: the same position.
+  EXPECT_EQ(RelationsOf(r.expected_outputs, g.s, "r"), Strings{"concat(1, r@0, r@1)"});
+  EXPECT_EQ(RelationsOf(r.expected_outputs, g.s, "y"), (Strings{"y@0", "y@1"}));
+  // A cut without a relation is a leaf and no premise.
+  SpecResult bare = Eval("input w2 = shard(1)\ncut h\noutput y = replicate\n", g.s, g.d);
+  ASSERT_EQ(bare.cuts.size(), 1u);
+  EXPECT_FALSE(bare.cuts[0].related);
+  EXPECT_TRUE(bare.assumed.empty());
+  EXPECT_TRUE(bare.premises.empty());
+}
+
+TEST(RelationSpecRegionTest, InputsInsideTheRegionStillNeedARule) {
+  Region g = LoadRegion();
+  // Without the cut, x and w1 are in y's cone.
+  EXPECT_NE(ErrorOf("input w2 = shard(1)\noutput y = replicate\n", g.s, g.d)
+                .find("0: 2 S input(s) are covered by no input rule: x (#0), w1 (#1) (the "
+                      "checked tensors depend on them"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("cut h = concat(1, [D.h_par@r for r in ranks])\noutput y = replicate\n", g.s, g.d)
+          .find("0: 1 S input(s) are covered by no input rule: w2 (#2)"),
+      std::string::npos);
+  // An expect is checked: its cone needs rules too (t_1 = t(w2)).
+  EXPECT_NE(ErrorOf("expect t_1 = concat(0, [D.t_1@r for r in ranks])\n", g.s, g.d)
+                .find("covered by no input rule: w2 (#2)"),
+            std::string::npos);
+  EXPECT_EQ(
+      ErrorOf("input w2 = shard(1)\nexpect t_1 = concat(0, [D.t_1@r for r in ranks])\n", g.s, g.d),
+      "");
+  // Nothing checked: the spec serves a whole-graph run, every input needs its rule (as before).
+  EXPECT_NE(ErrorOf("input w2 = shard(1)\n", g.s, g.d).find("2 S input(s) are covered"),
+            std::string::npos);
+}
+
+TEST(RelationSpecRegionTest, CutAndExpectErrors) {
+  Region g = LoadRegion();
+  const std::string w2 = "input w2 = shard(1)\n";
+  EXPECT_EQ(ErrorOf(w2 + "cut x = replicate\noutput y = replicate\n", g.s, g.d),
+            "2: S tensor x is an input: relate it with an input rule, not a cut");
+  EXPECT_EQ(ErrorOf(w2 + "cut h\ncut h\noutput y = replicate\n", g.s, g.d),
+            "3: S tensor h is already cut on line 2");
+  EXPECT_EQ(ErrorOf(w2 + "cut r\nexpect r = shard(1)\noutput y = replicate\n", g.s, g.d),
+            "3: S tensor r is cut on line 2 and expected here: a cut's relation is a premise, not "
+            "a check");
+  EXPECT_EQ(ErrorOf(w2 + "cut y = replicate\noutput y = replicate\n", g.s, g.d),
+            "3: S tensor y is cut on line 2 and expected here: a cut's relation is a premise, not "
+            "a check");
+  EXPECT_EQ(ErrorOf(w2 + "cut h\nexpect r = shard(1)\nexpect r = shard(1)\n", g.s, g.d),
+            "4: S tensor r is already given an expected relation on line 3");
+  EXPECT_EQ(ErrorOf(w2 + "cut h\noutput y = replicate\nexpect y = replicate\n", g.s, g.d),
+            "4: S tensor y is already given an expected relation on line 3");
+  EXPECT_EQ(ErrorOf(w2 + "cut h\nexpect #0 = replicate\n", g.s, g.d),
+            "3: expect selects S tensors by name or glob, not by position (#0)");
+  EXPECT_EQ(ErrorOf(w2 + "cut #0\n", g.s, g.d),
+            "2: cut selects S tensors by name or glob, not by position (#0)");
+  EXPECT_EQ(ErrorOf(w2 + "cut nothing_*\n", g.s, g.d), "2: no S tensor matches 'nothing_*'");
+  EXPECT_NE(ErrorOf(w2 + "cut h cycle [replicate]\n", g.s, g.d).find("only allowed for inputs"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(w2 + "expect r\n", g.s, g.d).find("2: "), std::string::npos);
+  // The counterpart of a cut is the same-named D tensor: D has no `h`.
+  EXPECT_NE(ErrorOf(w2 + "cut h = shard(1)\noutput y = replicate\n", g.s, g.d)
+                .find("rank 0 has no tensor named h"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("let cut = 1\n", g.s, g.d).find("reserved"), std::string::npos);
+  EXPECT_NE(ErrorOf("let expect = 1\n", g.s, g.d).find("reserved"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gg::symbolic

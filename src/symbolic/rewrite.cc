@@ -309,8 +309,12 @@ RunReport Runner::Run() {
       report.rules[i].matches += matches[i].size();
       if (out_of_time()) stop = StopReason::kTimeLimit;
     }
-    // Apply all matches, then restore the invariants once.
+    // Apply all matches, then restore the invariants once. An applier may union classes itself
+    // (and return the match's own class) without adding a node, so "changed" also watches the
+    // class count: a Union always merges two live classes into one, and new classes only come
+    // with new nodes, so equal node and class counts mean the graph is exactly as before.
     const size_t nodes_before = graph_.NumNodes();
+    const size_t classes_before = graph_.NumClasses();
     bool changed = false;
     for (size_t i = 0; i < rules_.size() && !stop; ++i) {
       const Rewrite& rule = rules_[i];
@@ -318,14 +322,20 @@ RunReport Runner::Run() {
         const Match& match = matches[i][k];
         Bindings bindings(rule.lhs, match);
         if (rule.condition_fn && !rule.condition_fn(graph_, bindings)) continue;
-        std::optional<ClassId> target = rule.applier_fn ? rule.applier_fn(graph_, bindings)
-                                                        : Instantiate(graph_, rule.rhs,
-                                                                      match.subst);
-        if (!target) continue;
-        if (graph_.Union(match.node_id, *target, reasons[i])) {
+        const size_t nodes_seen = graph_.NumNodes();
+        const size_t classes_seen = graph_.NumClasses();
+        std::optional<ClassId> target = rule.applier_fn
+                                            ? rule.applier_fn(graph_, bindings)
+                                            : Instantiate(graph_, rule.rhs, match.subst);
+        // An applier's own unions and nodes (even when it then skips the match) count as this
+        // rule changing the graph, as the runner's union does.
+        const bool applier_changed =
+            graph_.NumNodes() != nodes_seen || graph_.NumClasses() != classes_seen;
+        if ((target && graph_.Union(match.node_id, *target, reasons[i])) || applier_changed) {
           ++report.rules[i].applied;
           changed = true;
         }
+        if (!target) continue;
         if (graph_.NumNodes() > limits_.nodes) {
           stop = StopReason::kNodeLimit;
           break;
@@ -341,7 +351,8 @@ RunReport Runner::Run() {
     if (stop) break;
     if (goal_ && goal_(graph_)) {
       stop = StopReason::kGoalReached;
-    } else if (!changed && graph_.NumNodes() == nodes_before) {
+    } else if (!changed && graph_.NumNodes() == nodes_before &&
+               graph_.NumClasses() == classes_before) {
       if (scheduler_ && scheduler_->AnyBanned(iteration)) {
         scheduler_->UnbanAll();  // only banned rules could still change something
       } else {

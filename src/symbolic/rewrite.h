@@ -39,7 +39,8 @@ class Bindings {
 // A side condition: must hold for the match to be applied.
 using Condition = std::function<bool(const EGraph&, const Bindings&)>;
 // A computed right-hand side: returns the class (or node id) equal to the match, or nullopt to
-// skip the match. May add nodes.
+// skip the match. May add nodes and union classes itself; the Runner counts either as a change
+// (it compares node and class counts), so an applier that only unions is never "saturated".
 using Applier = std::function<std::optional<ClassId>(EGraph&, const Bindings&)>;
 
 template <class Fn>

@@ -37,6 +37,13 @@ struct Fixture {
       if (!x || !y) return std::nullopt;
       return g.AddUncanonical(ENode{lang.num, *x + *y, {}});
     });
+    // Unions ?x with ?y and returns the match's own class: a change made only by a union, with
+    // no node added and no union left for the runner (like the lemma appliers that union a
+    // piece with an existing slice).
+    appliers.Add("union_args", [](EGraph& g, const Bindings& b) -> std::optional<ClassId> {
+      g.Union(b.Var("x"), b.Var("y"));
+      return b.match().eclass;
+    });
   }
 };
 
@@ -139,6 +146,45 @@ TEST(RunnerTest, ConditionsGateApplication) {
   EXPECT_NE(g.Lookup({f.lang.num, 1, {}}), g.Find(d0));
   EXPECT_EQ(report.rules[0].matches, 4u);  // 2 matches in each of 2 iterations
   EXPECT_EQ(report.rules[0].applied, 1u);
+}
+
+// Regression: the runner used to call an iteration that added no node "saturated" even when an
+// applier had unioned classes, so rules that match only after the union never ran.
+TEST(RunnerTest, UnionOnlyApplierIsAChangeNotSaturation) {
+  Fixture f;
+  {
+    auto rules = LoadRules("merge: (mul ?x ?y) => @union_args\n", f.context);
+    EGraph g(f.lang.ops);
+    ClassId a = g.AddExpr(ParseTerm("a", f.lang.ops));
+    ClassId b = g.AddExpr(ParseTerm("b", f.lang.ops));
+    g.AddExpr(ParseTerm("(mul a b)", f.lang.ops));
+    const size_t nodes = g.NumNodes(), classes = g.NumClasses();
+    RunReport report = Runner(g, rules).Run();
+    EXPECT_EQ(g.Find(a), g.Find(b));
+    // No node was added, but two classes became one.
+    EXPECT_EQ(report.nodes, nodes);
+    EXPECT_EQ(report.classes, classes - 1);
+    // Iteration 1 unions (a change); iteration 2 finds (mul a a), changes nothing, saturates.
+    EXPECT_EQ(report.stop, StopReason::kSaturated) << report.ToString();
+    EXPECT_EQ(report.iterations, 2u) << report.ToString();
+    EXPECT_EQ(report.rules[0].applied, 1u) << report.ToString();  // the union, once
+  }
+  {
+    // (div a b) is (div a a) only after the merge; div-self must get its turn.
+    auto rules = LoadRules(
+        "merge: (mul ?x ?y) => @union_args\n"
+        "div-self: (div ?b ?b) => 1\n",
+        f.context);
+    EGraph g(f.lang.ops);
+    g.AddExpr(ParseTerm("(mul a b)", f.lang.ops));
+    ClassId d = g.AddExpr(ParseTerm("(div a b)", f.lang.ops));
+    RunReport report = Runner(g, rules).Run();
+    EXPECT_EQ(report.stop, StopReason::kSaturated) << report.ToString();
+    EXPECT_EQ(g.Lookup({f.lang.num, 1, {}}), g.Find(d)) << report.ToString();
+    // 1: merge unions a, b; 2: div-self adds 1 and unions; 3: nothing changes.
+    EXPECT_EQ(report.iterations, 3u) << report.ToString();
+    EXPECT_EQ(report.rules[1].applied, 1u);
+  }
 }
 
 // Sum of n symbols as nested adds: (add s0 (add s1 (... s_{n-1})))
