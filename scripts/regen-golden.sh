@@ -5,7 +5,8 @@
 # goldens). Paths are relative to the repository root, so the reports hold no machine paths.
 # The CI reports (--sarif, --junit) go to ci/: a REFINES and an UNKNOWN from the CLI (the bug
 # benchmark's missing_rowparallel_allreduce, correct and buggy, whose captures record the model's
-# source lines), and a VIOLATION and check's reports from gg_tests (CiReportGolden.* in
+# source lines; for the UNKNOWN also the --html page, its tool line reading "graphguard VERSION"),
+# and a VIOLATION and check's reports from gg_tests (CiReportGolden.* in
 # src/cli/ci_reports_test.cc: a VIOLATION needs numeric evidence, which a laptop build has not;
 # the test gives the evidence a LibTorch run records). The SARIF driver's version is "VERSION".
 # The ctest tests/cli/verify_golden.sh runs this script into a temporary directory and diffs.
@@ -53,16 +54,24 @@ normalize_sarif() {
 bug=tests/bugs/missing_rowparallel_allreduce
 for variant in correct buggy; do  # REFINES, UNKNOWN (the symbolic engine alone)
   name=missing_rowparallel_allreduce.$variant
+  html=()
+  [[ $variant == buggy ]] && html=(--html "$OUT/ci/$name.html.raw")
   code=0
   "$GG" verify --seq "$bug/$variant/seq.json" --dist "$bug/$variant/tp2.json" \
     --relations "$bug/$variant/spec.rel" --no-timing --no-numeric --quiet \
-    --sarif "$OUT/ci/$name.sarif.raw" --junit "$OUT/ci/$name.junit.xml" >/dev/null || code=$?
+    --sarif "$OUT/ci/$name.sarif.raw" --junit "$OUT/ci/$name.junit.xml" "${html[@]}" >/dev/null ||
+    code=$?
   if [[ $code -ne 0 && $code -ne 3 ]]; then
     echo "regen-golden: $name: graphguard verify exited $code" >&2
     exit 1
   fi
   normalize_sarif <"$OUT/ci/$name.sarif.raw" >"$OUT/ci/$name.sarif"
   rm -f "$OUT/ci/$name.sarif.raw"
+  if [[ -f $OUT/ci/$name.html.raw ]]; then
+    sed "s/<span class=\"tool\">graphguard $version_re</<span class=\"tool\">graphguard VERSION</" \
+      "$OUT/ci/$name.html.raw" >"$OUT/ci/$name.html"
+    rm -f "$OUT/ci/$name.html.raw"
+  fi
 done
 GG_TESTS=$(dirname "$GG")/gg_tests
 [[ -x "$GG_TESTS" ]] ||

@@ -28,6 +28,9 @@ log() { echo "setup: $*"; }
 APT_PACKAGES=(cmake ninja-build g++ git pkg-config nlohmann-json3-dev libgtest-dev googletest
               libbenchmark-dev clang-14 libclang-rt-14-dev openmpi-bin libopenmpi-dev
               python3 python3-venv python3-pip time)
+# The HTML report's headless-browser test (tests/cli/html_report.sh; ~350 MB): the full suite
+# only, laptop mode skips that test.
+[[ "${GG_SKIP_TORCH:-0}" == 1 ]] || APT_PACKAGES+=(chromium)
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

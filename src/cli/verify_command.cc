@@ -19,6 +19,7 @@
 #include "ir/graph.h"
 #include "ir/program.h"
 #include "report/exit_codes.h"
+#include "report/html.h"
 #include "report/junit.h"
 #include "report/progress.h"
 #include "report/sarif.h"
@@ -53,8 +54,9 @@ const char kVerifyHelp[] =
     "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN.\n"
     "The JSON report (--json) follows docs/report-format.md, and so do the CI reports: --sarif\n"
     "(SARIF 2.1.0: a VIOLATION or UNKNOWN is a result at the model's source line) and --junit\n"
-    "(a test case per expected output; UNKNOWN is an <error>). On a terminal, a run longer than\n"
-    "a second shows its progress on stderr (--quiet: not).";
+    "(a test case per expected output; UNKNOWN is an <error>). --html writes one self-contained\n"
+    "page (verdict, where the proof stopped, proofs on click, the S graph by layer with a search\n"
+    "box). On a terminal, a run longer than a second shows its progress on stderr (--quiet: not).";
 
 const char kExplainHelp[] =
     "Prints every relation found for the S tensor TENSOR (an FX value name of the sequential\n"
@@ -169,7 +171,8 @@ int VerdictExitCode(symbolic::Verdict verdict) {
 }
 
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
-  const std::string to_stdout = StdoutReportOption(command, {"--json", "--sarif", "--junit"});
+  const std::string to_stdout =
+      StdoutReportOption(command, {"--json", "--sarif", "--junit", "--html"});
   std::unique_ptr<report::ProgressLine> progress = MakeProgressLine(command);
   VerifyRun run = RunVerification(command, progress.get());
   uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
@@ -201,6 +204,9 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
   }
   if (std::string path = command.One("--junit"); !path.empty()) {
     WriteOutput(path, report::VerifyJunit(run.result, run.s_graph, run.info), out);
+  }
+  if (std::string path = command.One("--html"); !path.empty()) {
+    WriteOutput(path, report::VerifyHtml(run.result, run.s_graph, run.info), out);
   }
   if (to_stdout.empty()) {
     out << report::FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
@@ -368,6 +374,9 @@ Command VerifyCommand() {
   spec.options.push_back(OptionSpec::One(
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
   for (OptionSpec& option : CiReportOptions()) spec.options.push_back(option);
+  spec.options.push_back(OptionSpec::One(
+      "--html", "FILE",
+      "also write a self-contained HTML page of the verdict (browser); '-': stdout only"));
   spec.options.push_back(OptionSpec::Flag(
       "--no-timing", "leave wall-clock times out of every report (deterministic output)"));
   spec.options.push_back(OptionSpec::Flag(

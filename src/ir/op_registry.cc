@@ -112,7 +112,7 @@ OpTraits operator|(OpTraits a, const OpTraits& b) {
   merge(a.async_result, b.async_result, none.async_result, "async_result");
   merge(a.rounding, b.rounding, none.rounding, "rounding");
   merge(a.summed_input, b.summed_input, none.summed_input, "summed_input");
-  merge(a.fresh_contiguous, b.fresh_contiguous, none.fresh_contiguous, "fresh_contiguous");
+  merge(a.layout, b.layout, none.layout, "layout");
   merge(a.lowering, b.lowering, none.lowering, "lowering");
   return a;
 }

@@ -86,6 +86,15 @@ enum class Rounding : uint8_t {
                         // rounding per value landing on a position (values' leading extent)
 };
 
+// The strides of an operator's result (ir/strides.h).
+enum class ResultLayout : uint8_t {
+  kUntracked,        // unknown (views have their own rules in strides.cc)
+  kFreshContiguous,  // freshly allocated, contiguous when every tensor input is (TensorIterator
+                     // follows its inputs' layout, so a non-contiguous input leaves it unknown)
+  kPreservesFormat,  // memory_format=preserve (the default): the input's layout when that is
+                     // dense, contiguous when asked for with contiguous_format (clone, *_like)
+};
+
 // What an operator means in the tensor language (symbolic/tensor_lang.h). Read by the lowering,
 // the e-graph's type analysis, the term evaluator and the lemma families alike.
 struct OpLowering {
@@ -117,9 +126,8 @@ struct OpTraits {
   bool async_result = false;
   Rounding rounding = Rounding::kOnce;
   int8_t summed_input = 0;  // kSumsLastDim: the tensor input (in TensorInputs order) summed
-  // A fresh, contiguous result when every tensor input is contiguous (TensorIterator and the
-  // allocating kernels; ir/strides.h tracks strides through these and views only).
-  bool fresh_contiguous = false;
+  // The result's strides as ir/strides.h tracks them (through these and views only).
+  ResultLayout layout = ResultLayout::kUntracked;
   OpLowering lowering;
 };
 

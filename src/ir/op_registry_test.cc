@@ -723,7 +723,7 @@ TEST(OpRegistryTest, MirrorsAndTraitSetsAreCheckedWhenAdded) {
   EXPECT_THROW(traits::Exact() | traits::SumsLastDim(), std::logic_error);
   EXPECT_THROW(traits::Lower("a") | traits::Lower("b"), std::logic_error);
   OpTraits both = traits::Fresh() | traits::Exact() | traits::Fresh();
-  EXPECT_TRUE(both.fresh_contiguous);
+  EXPECT_EQ(both.layout, ResultLayout::kFreshContiguous);
   EXPECT_EQ(both.rounding, Rounding::kExact);
   ASSERT_EQ(r.Mirrors().size(), 3u);
   EXPECT_EQ(r.Mirrors()[0]->traits.lowering.name, "gelu");  // sorted by operator name

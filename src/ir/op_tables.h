@@ -37,8 +37,10 @@ inline OpTraits SumsLastDim(int8_t input = 0) {
   return {.rounding = Rounding::kSumsLastDim, .summed_input = input};
 }
 inline OpTraits ExactOrAccumulates() { return {.rounding = Rounding::kExactOrAccumulates}; }
-// A fresh contiguous result from contiguous inputs (ir/strides.h).
-inline OpTraits Fresh() { return {.fresh_contiguous = true}; }
+// Result strides (ir/strides.h): fresh and contiguous from contiguous inputs, or the input's
+// layout under memory_format=preserve.
+inline OpTraits Fresh() { return {.layout = ResultLayout::kFreshContiguous}; }
+inline OpTraits PreservesFormat() { return {.layout = ResultLayout::kPreservesFormat}; }
 // Meaning in the tensor language (OpLowering): the language op `name` is this operator (its
 // tensor arguments as children, the rest at their defaults); Pointwise also makes it a member
 // of the lemma files' `{f}` families; Lower names a C++ lowering in symbolic/lowering.cc.

@@ -117,20 +117,20 @@ std::vector<OpEntry> ElementwiseOps() {
        BackwardLikeSelf, traits::Fresh()},
       // Copies, aliases and conversions.
       {"aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", Identity,
-       traits::Exact() | traits::Lower("identity")},
+       traits::Exact() | traits::Lower("identity") | traits::PreservesFormat()},
       {"aten::lift_fresh_copy(Tensor self) -> Tensor", Identity,
-       traits::Exact() | traits::Lower("identity")},
+       traits::Exact() | traits::Lower("identity") | traits::PreservesFormat()},
       {"aten::detach(Tensor(a) self) -> Tensor(a)", Identity,
        traits::Exact() | traits::Lower("identity")},
       {"aten::alias(Tensor(a) self) -> Tensor(a)", Identity,
        traits::Exact() | traits::Lower("identity")},
       {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", Copy,
-       traits::Exact() | traits::Lower("copy")},
+       traits::Exact() | traits::Lower("copy") | traits::PreservesFormat()},
       {"aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", Identity, traits::Fresh()},
       {"aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
        "memory_format=None) -> Tensor",
-       ToCopy, traits::Lower("to_copy")},
+       ToCopy, traits::Lower("to_copy") | traits::PreservesFormat()},
   };
 }
 

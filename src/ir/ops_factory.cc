@@ -15,7 +15,7 @@ std::vector<OpEntry> FactoryOps() {
        FromSize, traits::NondeterministicInit()},
       {"aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       Like, traits::NondeterministicInit() | traits::Exact()},
+       Like, traits::NondeterministicInit() | traits::Exact() | traits::PreservesFormat()},
       {"aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? "
        "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        NewFromSize, traits::NondeterministicInit() | traits::Exact() | traits::Fresh()},
@@ -30,14 +30,20 @@ std::vector<OpEntry> FactoryOps() {
        Full, traits::Exact() | traits::Fresh() | traits::Lower("full")},
       {"aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       Like, traits::MetadataOnly() | traits::Exact() | traits::Lower("zeros")},
+       Like,
+       traits::MetadataOnly() | traits::Exact() | traits::Lower("zeros") |
+           traits::PreservesFormat()},
       {"aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       Like, traits::MetadataOnly() | traits::Exact() | traits::Lower("ones")},
+       Like,
+       traits::MetadataOnly() | traits::Exact() | traits::Lower("ones") |
+           traits::PreservesFormat()},
       {"aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? "
        "layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) "
        "-> Tensor",
-       Like, traits::MetadataOnly() | traits::Exact() | traits::Lower("full")},
+       Like,
+       traits::MetadataOnly() | traits::Exact() | traits::Lower("full") |
+           traits::PreservesFormat()},
       {"aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? "
        "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        NewFromSize,
@@ -61,10 +67,10 @@ std::vector<OpEntry> FactoryOps() {
       // Random factories.
       {"aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       Like, traits::Random()},
+       Like, traits::Random() | traits::PreservesFormat()},
       {"aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       Like, traits::Random()},
+       Like, traits::Random() | traits::PreservesFormat()},
       {"aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None) -> Tensor",
        FromSize, traits::Random() | traits::Fresh()},

@@ -31,15 +31,6 @@ bool IsContiguous(const std::vector<int64_t>& sizes, const Strides& strides) {
   return true;
 }
 
-// Operators whose result has the input's layout when that layout is dense (memory_format
-// preserve, the default), else is contiguous only when asked for (contiguous_format).
-const std::set<std::string>& PreserveFormatOps() {
-  static const std::set<std::string> ops = {
-      "clone",     "_to_copy",  "lift_fresh_copy", "empty_like", "zeros_like",
-      "ones_like", "full_like", "rand_like",       "randn_like", "copy"};
-  return ops;
-}
-
 std::optional<int64_t> Wrap(const Value& v, size_t rank) {
   if (!v.is_int()) return std::nullopt;
   return WrapDim(v.as_int(), static_cast<int64_t>(rank));
@@ -119,9 +110,7 @@ class Propagation {
       }
       return;
     }
-    // Freshly allocated and contiguous when every tensor input is (TensorIterator follows its
-    // inputs' layout, so a non-contiguous input leaves them unknown).
-    if (info->traits.fresh_contiguous) {
+    if (info->traits.layout == ResultLayout::kFreshContiguous) {
       if (all_inputs_contiguous) contiguous_outputs();
       return;
     }
@@ -141,7 +130,7 @@ class Propagation {
     const size_t rank = in_sizes->size();
     std::optional<std::vector<int64_t>> out_sizes = OutSizes(node, 0);
 
-    if (PreserveFormatOps().count(name) != 0) {
+    if (info->traits.layout == ResultLayout::kPreservesFormat) {
       if (!out_sizes) return;
       const Value* format = args.has("memory_format") ? &args["memory_format"] : nullptr;
       const bool contiguous_format =
