@@ -42,12 +42,12 @@ def _all_reduce(x, tp):
     return fc.all_reduce(x, "sum", tp.group)
 
 
-def _all_gather(x, dim, tp):
-    return fc.all_gather_tensor(x.contiguous(), dim, tp.group)
+def _all_gather(x, dim, tp):  # torch 2.13's name (all_gather_tensor: a warning alias); same op
+    return getattr(fc, "all_gather_single", fc.all_gather_tensor)(x.contiguous(), dim, tp.group)
 
 
-def _reduce_scatter(x, dim, tp):
-    return fc.reduce_scatter_tensor(x.contiguous(), "sum", dim, tp.group)
+def _reduce_scatter(x, dim, tp):  # as above: reduce_scatter_tensor before 2.13
+    return getattr(fc, "reduce_scatter_single", fc.reduce_scatter_tensor)(x.contiguous(), "sum", dim, tp.group)
 
 
 def _split(x, dim, tp):
