@@ -1,6 +1,7 @@
 #include "symbolic/inference.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -363,7 +364,11 @@ class SharedTableTest : public ::testing::Test {
   }
 
   VerifyResult Run(std::optional<std::pair<int, int>> odd_one) {
-    fs::path dir = fs::path(::testing::TempDir()) / "gg_shared_table";
+    // One directory per test and process: ctest runs the tests of this suite in parallel.
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    fs::path dir = fs::path(::testing::TempDir()) /
+                   ("gg_shared_table_" + std::string(test->name()) + "_" +
+                    std::to_string(static_cast<long>(::getpid())));
     fs::remove_all(dir);
     fs::create_directories(dir / "dist");
     std::ofstream(dir / "seq.py") << Program(0, 2 * kRanks, std::nullopt);
@@ -372,6 +377,7 @@ class SharedTableTest : public ::testing::Test {
     }
     s_ = frontend::LoadGraph((dir / "seq.py").string());
     d_ = frontend::LoadProgram({(dir / "dist").string()});
+    fs::remove_all(dir);  // the graphs are in memory now
     const std::string output = "output h" + std::to_string(kLayers - 1) + " = shard(0)\n";
     RelationSpec spec = RelationSpec::Parse(
         "input x = shard(0)\ninput table = replicate\ninput other = replicate\n" + output,
