@@ -14,14 +14,9 @@
 namespace gg::report {
 namespace {
 
+using testing::Count;
 using testing::GoalRun;
 using testing::RunGoal;
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(HtmlEscape, EscapesMarkupAndReplacesWhatHtmlCannotHold) {
   EXPECT_EQ(HtmlEscape("<script>alert('x')</script> & \"q\""),

@@ -1,4 +1,5 @@
-// Test helpers of the CI report tests (sarif_test.cc, junit_test.cc): a goal case verified in
+// Test helpers of the report tests (verify_report_test.cc, sarif_test.cc, junit_test.cc,
+// html_test.cc): a goal case verified in
 // process, the numeric evidence a LibTorch build's run gives it, and a check summary made by hand.
 #pragma once
 
@@ -43,6 +44,23 @@ inline GoalRun RunGoal(const std::string& name, const ir::SourceLocation& mm_sou
   run.info.relations = "spec.rel";
   run.info.timing = false;
   return run;
+}
+
+// The goal case verified again under the spec `spec_text` (read as file `spec_file`) instead of
+// its own spec.rel.
+inline void VerifyWithSpec(GoalRun& run, const std::string& spec_text,
+                           const std::string& spec_file) {
+  symbolic::RelationSpec spec = symbolic::RelationSpec::Parse(spec_text, spec_file);
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
+                                symbolic::LemmaCatalogue::Default().Rules(), {});
+}
+
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 inline ir::SourceLocation LayersSource() {

@@ -13,6 +13,7 @@ namespace {
 
 using testing::GoalRun;
 using testing::RunGoal;
+using testing::VerifyWithSpec;
 using Json = nlohmann::ordered_json;
 
 const Json& FirstRun(const Json& log) { return log.at("runs").at(0); }
@@ -56,13 +57,11 @@ TEST(VerifySarif, RefinesIsARunWithoutResults) {
 // line says so.
 TEST(VerifySarif, RefinesUnderPremisesListsThem) {
   GoalRun run = RunGoal("matmul_colpar");
-  symbolic::RelationSpec spec = symbolic::RelationSpec::Parse(
+  VerifyWithSpec(
+      run,
       "input x = replicate\ninput w = shard(0)\nassume y = concat(1, [D.y@r for r in ranks])\n"
       "output y = concat(1, [D.y@r for r in ranks])\n",
       "cut.rel");
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
-  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
-                                symbolic::LemmaCatalogue::Default().Rules(), {});
   ASSERT_EQ(run.result.verdict, symbolic::Verdict::kRefines);
   Json log = VerifySarif(run.result, run.s_graph, run.info);
   const Json& props = FirstRun(log).at("properties");

@@ -2,45 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "frontend/loader.h"
+#include "report/report_testutil.h"
 #include "symbolic/lemma_catalogue.h"
 #include "util/diagnostic.h"
 
 namespace gg::report {
 namespace {
 
-namespace fs = std::filesystem;
-
-// One hand-written goal case (tests/data/goals/<name>) loaded and verified.
-struct GoalRun {
-  ir::Graph s_graph;
-  ir::Program d_program;
-  symbolic::VerifyResult result;
-  VerifyRunInfo info;
-};
-
-GoalRun RunGoal(const std::string& name, const ir::SourceLocation& mm_source = {},
-                symbolic::InferenceOptions options = {}) {
-  fs::path dir = fs::path(GG_TEST_DATA_DIR) / "goals" / name;
-  GoalRun run;
-  run.s_graph = frontend::LoadGraph((dir / "seq.py").string());
-  for (ir::Node& node : run.s_graph.nodes) {
-    if (node.op.name == "mm") node.source = mm_source;
-  }
-  run.d_program = frontend::LoadProgram({(dir / "dist").string()});
-  symbolic::RelationSpec spec = symbolic::RelationSpec::Load((dir / "spec.rel").string());
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
-  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
-                                symbolic::LemmaCatalogue::Default().Rules(), options);
-  run.info.tool = "graphguard test";
-  run.info.seq = "seq.py";
-  run.info.dist = {"dist"};
-  run.info.relations = "spec.rel";
-  run.info.timing = false;
-  return run;
-}
+using testing::GoalRun;
+using testing::RunGoal;
+using testing::VerifyWithSpec;
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -68,13 +40,11 @@ TEST(VerifyReportText, RefinesStartsWithVerdictAndListsOutputs) {
 // its own section and in the JSON report (it once read "REFINES ... 0 S operators related").
 TEST(VerifyReportText, RefinesUnderPremisesSaysSoFirst) {
   GoalRun run = RunGoal("matmul_colpar");
-  symbolic::RelationSpec spec = symbolic::RelationSpec::Parse(
+  VerifyWithSpec(
+      run,
       "input x = replicate\ninput w = shard(0)\nassume y = concat(1, [D.y@r for r in ranks])\n"
       "output y = concat(1, [D.y@r for r in ranks])\n",
       "cut.rel");
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
-  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
-                                symbolic::LemmaCatalogue::Default().Rules(), {});
   ASSERT_EQ(run.result.verdict, symbolic::Verdict::kRefines) << run.result.summary;
   ASSERT_EQ(run.result.premises.size(), 1u);
   std::string text = FormatVerifyText(run.result, run.s_graph, run.d_program, run.info);
