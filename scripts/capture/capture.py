@@ -4,6 +4,9 @@ process groups) and spec.rel (the relation spec derived from the sharding).
 
   capture.py MODEL --tp N [--mode fwd|joint] [--bug NAME] -o DIR
   capture.py --list
+
+The bundled programs (registry.py: the corpus and the bug benchmark). A program of your own needs
+no edit here: graphguard-capture MODULE:FACTORY (gg_capture/__main__.py).
 """
 import argparse
 import json
@@ -13,26 +16,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gg_capture import fxjson, registry, spec, trace  # noqa: E402
+from gg_capture import api, registry  # noqa: E402
 
 
 def capture(program, world, mode, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    seq = trace.trace_rank(program, 1, 0, mode)
-    with open(os.path.join(out_dir, "seq.json"), "w") as f:
-        f.write(fxjson.program_text([seq.graph]))
-    ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
-    groups = {}
-    for r in ranks:
-        groups.update(r.groups)
-    if world > 1 and not groups:
-        groups = {"0": list(range(world))}
-    with open(os.path.join(out_dir, "dist.json"), "w") as f:
-        f.write(fxjson.program_text([r.graph for r in ranks], groups))
-    title = f"{program.name}: {program.plan}"
-    with open(os.path.join(out_dir, "spec.rel"), "w") as f:
-        f.write(spec.spec_text(title, ranks[0]))
-    return seq, ranks
+    return api.write(program, world, mode, out_dir)
 
 
 def main(argv=None):

@@ -73,8 +73,8 @@ std::vector<Command>& ExtraCommands() {
 
 std::vector<Command> BuildCommands() {
   std::vector<Command> commands;
-  CommandSpec import = InputsCommand(
-      "import", "Load per-rank graphs and write them as one GraphGuard JSON file.");
+  CommandSpec import =
+      InputsCommand("import", "Load per-rank graphs and write them as one GraphGuard JSON file.");
   import.options.push_back(
       OptionSpec::One("--output", "OUT.json", "where to write the JSON ('-': standard output)")
           .Short("-o")
@@ -85,6 +85,20 @@ std::vector<Command> BuildCommands() {
   commands.push_back(VerifyCommand());  // cli/verify_command.h
   commands.push_back(ExplainCommand());
   for (const Command& command : ExtraCommands()) commands.push_back(command);
+  // Every command that reads graphs (those taking --strict-ops) can pick one graph kind of
+  // directories holding several per rank (frontend::GraphSelection).
+  for (Command& command : commands) {
+    std::vector<OptionSpec>& options = command.spec.options;
+    const bool reads_graphs = std::any_of(options.begin(), options.end(), [](const OptionSpec& o) {
+      return o.name == "--strict-ops";
+    });
+    if (!reads_graphs) continue;
+    options.push_back(OptionSpec::One(
+        "--graph", "KIND",
+        "in directories holding several graphs per rank (fw.g0.r0.py, bw.g0.r0.py, "
+        "both.g0.r0.py): read the kind KIND ('fw.g0'; a glob like 'both.*' or a file name "
+        "pattern)"));
+  }
   return commands;
 }
 
@@ -129,6 +143,7 @@ int Dispatch(const std::vector<std::string>& args, std::ostream& out) {
     }
     // Unknown operators load as opaque nodes unless --strict-ops (frontend/node_check.h).
     frontend::StrictOps strict_ops(parsed.Has("--strict-ops"));
+    frontend::GraphSelection graph_kind(parsed.One("--graph"));
     return command.run(parsed, out);
   }
   for (const std::string& name : NumericCommandNames()) {

@@ -7,7 +7,10 @@
 
 #include "cli/runtime_plugin.h"
 #include "cli/verify_command.h"
+#include "frontend/auto_resize.h"
 #include "frontend/loader.h"
+#include "frontend/memory_estimate.h"
+#include "frontend/resize.h"
 #include "ir/graph_edit.h"
 #include "report/exit_codes.h"
 #include "report/junit.h"
@@ -113,6 +116,54 @@ int RunCheckCommand(const ParsedCommand& command, std::ostream& out) {
   return ReportCheck(command, setup, result, out);
 }
 
+// Resizes the check's graphs when its estimated peak is over --memory-budget
+// (frontend/auto_resize.h), re-evaluating the spec on them; when no sizes fit, the check is not
+// run: bad input naming the budget and what it needs (never a run the kernel kills).
+void FitCheckToBudget(const ParsedCommand& command, const symbolic::RelationSpec& spec,
+                      const std::vector<symbolic::Relation>& inferred, CheckSetup* setup) {
+  const uint64_t budget = MemoryBudget(command);
+  // D's kept tensors: passes keep a quarter of the budget at most (CheckOptions::memory_budget).
+  if (budget > 0) setup->options.memory_budget = budget / 4;
+  auto estimate = [&](const ir::Graph& s, const ir::Program& d) {
+    symbolic::SpecResult relations = symbolic::EvaluateSpec(spec, s, d);
+    // With the verify report's relations (node ids are those of the resized graphs too), so a
+    // run that compares its large tensors is counted; they are left out once resized (below).
+    runtime::CheckPlan plan = runtime::PlanCheck(s, d, relations, inferred, setup->options);
+    frontend::CheckFootprint footprint;
+    footprint.keep_budget = setup->options.memory_budget;
+    footprint.kept.resize(static_cast<size_t>(d.world_size()));
+    for (const auto& [tensor, checks] : plan.pending) footprint.compared.push_back(tensor);
+    for (const std::vector<std::set<ir::TensorRef>>& pass : plan.keep) {
+      for (size_t r = 0; r < pass.size() && r < footprint.kept.size(); ++r) {
+        footprint.kept[r].insert(pass[r].begin(), pass[r].end());
+      }
+    }
+    return frontend::EstimateCheckMemory(s, d, footprint);
+  };
+  auto validate = [&](const ir::Graph& s, const ir::Program& d) {
+    symbolic::EvaluateSpec(spec, s, d);
+  };
+  frontend::AutoResize fit =
+      frontend::FitMemoryBudget(setup->s_graph, setup->d_program, budget, estimate, validate);
+  if (!fit.needed) return;
+  if (!fit.fits) {
+    throw UsageError("the check does not fit the memory budget: " + fit.note +
+                     " (give a larger --memory-budget, or --resize)");
+  }
+  setup->s_graph = std::move(fit.s_graph);
+  setup->d_program = std::move(fit.d_program);
+  setup->relations = symbolic::EvaluateSpec(spec, setup->s_graph, setup->d_program);
+  runtime::CheckRunInfo& info = setup->info;
+  // The maps applied on top of any --resize (whose extents they then name at their new sizes).
+  auto join = [](const std::string& given, const frontend::ResizeMap& map) {
+    return given.empty() ? frontend::ResizeMapText(map)
+                         : given + " then " + frontend::ResizeMapText(map);
+  };
+  info.resize = join(info.resize, fit.s_map);
+  info.resize_dist = join(info.resize_dist, fit.d_map);
+  info.memory = fit.note;
+}
+
 }  // namespace
 
 CheckSetup PrepareCheck(const ParsedCommand& command) {
@@ -141,13 +192,24 @@ CheckSetup PrepareCheck(const ParsedCommand& command) {
   if (setup.relations.expected_outputs.empty()) {
     throw InputError(info.relations, 0, "the spec lists no expected output relation");
   }
+  std::optional<VerifyReport> report;
   if (command.Has("--from-verify")) {
     info.from_verify = command.One("--from-verify");
-    VerifyReport report = LoadVerifyReport(info.from_verify, setup.s_graph, setup.d_program);
-    info.verify_verdict = report.verdict;
-    setup.inferred = std::move(report.relations);
-    if (report.first_failure) {
-      if (std::optional<ir::NodeId> node = ir::FindNode(setup.s_graph, *report.first_failure)) {
+    report = LoadVerifyReport(info.from_verify, setup.s_graph, setup.d_program);
+  }
+  FitCheckToBudget(command, spec, report ? report->relations : std::vector<symbolic::Relation>{},
+                   &setup);
+  if (report) {
+    info.verify_verdict = report->verdict;
+    // Its relations carry the verified sizes (slice bounds, reshape shapes): at reduced sizes only
+    // the spec's relations are checked, and the report says so.
+    if (info.memory.empty()) {
+      setup.inferred = std::move(report->relations);
+    } else {
+      info.memory += "; the verify report's relations (at the verified sizes) were not checked";
+    }
+    if (report->first_failure) {
+      if (std::optional<ir::NodeId> node = ir::FindNode(setup.s_graph, *report->first_failure)) {
         setup.options.classify = runtime::TensorOutputs(setup.s_graph, *node);
       }
     }

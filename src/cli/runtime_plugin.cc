@@ -26,6 +26,9 @@ const char kCheckHelp[] =
     "and the worst element, and the first S tensor where a relation fails. Dropout is off.\n"
     "--resize OLD=NEW,... runs at smaller sizes (every extent OLD becomes NEW, re-type-checked);\n"
     "--resize-dist gives D its own map when its extents differ (sequence-parallel shards).\n"
+    "When the run's estimated peak memory is over --memory-budget (default half of\n"
+    "MemAvailable; 0 or none: no limit), the sizes are reduced to fit, keeping every shard\n"
+    "divisible (the report's memory row says why and which); when none fit it is exit 2.\n"
     "Exit codes: 0 every relation holds, 1 a relation fails, 2 bad input or usage, 3 a relation\n"
     "could not be evaluated.\n"
     "--distributed (under mpirun -np N, N = D's world size): process r runs D's rank r with MPI\n"
@@ -39,7 +42,6 @@ const char kCheckHelp[] =
     "--sarif FILE and --junit FILE also write the check for CI (docs/report-format.md): a SARIF\n"
     "result and a JUnit failure per relation that fails (an <error> when not evaluated). On a\n"
     "terminal, a run longer than a second shows its passes on stderr (--quiet: not).";
-
 
 const char kInferHelp[] =
     "Writes a relation spec (docs/relations.md) for the inputs and outputs of the sequential\n"
@@ -57,7 +59,6 @@ const char kInferHelp[] =
     "resized run's and not the given graphs' are left out.\n"
     "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
     "2 bad input or usage.";
-
 
 // The plugin once loaded (or why it could not be), for the whole process.
 struct LoadedPlugin {
@@ -107,6 +108,7 @@ CommandSpec CheckSpec() {
       });
   for (OptionSpec& option : CiReportOptions()) spec.options.push_back(option);
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
+  spec.options.push_back(MemoryBudgetOption());
   spec.description = kCheckHelp;
   return spec;
 }
@@ -174,7 +176,8 @@ const RuntimePlugin& LoadRuntimePlugin(const std::string& needed_by) {
     loaded.error = tried;
   }
   if (!loaded.error.empty()) {
-    throw UsageError("'" + needed_by + "' needs the numeric runtime (LibTorch), which could not be " +
+    throw UsageError("'" + needed_by +
+                     "' needs the numeric runtime (LibTorch), which could not be " +
                      "loaded: " + loaded.error +
                      ". Build it with bash scripts/setup.sh, or point GG_RUNTIME_PLUGIN at " +
                      kRuntimePluginFile);

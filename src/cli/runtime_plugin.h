@@ -26,7 +26,7 @@ struct RuntimePlugin {
 };
 
 // Bumped whenever RuntimePlugin or what it refers to changes layout.
-inline constexpr int kRuntimePluginAbi = 1;
+inline constexpr int kRuntimePluginAbi = 2;  // 2: NumericEvidence::resized
 inline constexpr const char* kRuntimePluginFile = "libgraphguard_runtime.so";
 // extern "C" int gg_runtime_plugin_v1(RuntimePlugin* out): fills *out, returns its ABI.
 inline constexpr const char* kRuntimePluginEntry = "gg_runtime_plugin_v1";

@@ -9,12 +9,17 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "frontend/auto_resize.h"
 #include "frontend/loader.h"
+#include "frontend/memory_estimate.h"
 #include "frontend/resize.h"
 #include "ir/graph.h"
 #include "ir/program.h"
@@ -49,8 +54,10 @@ const char kVerifyHelp[] =
     "agree leave it UNKNOWN (a lemma is likely missing) and say what the stopping S tensor equals\n"
     "numerically. A difference in at most 3 elements, under 4x their rounding tolerance, is\n"
     "reported, not called a VIOLATION. The run is not bounded by --timeout-ms and uses the\n"
-    "sizes verify used (--resize makes it smaller). --no-numeric skips it (reports then depend\n"
-    "on the symbolic engine only).\n"
+    "sizes verify used (--resize makes it smaller), unless its estimated peak memory is over\n"
+    "--memory-budget (default half of MemAvailable): then it runs at sizes reduced to fit, which\n"
+    "the report names with the reason, or is skipped saying so. --no-numeric skips it (reports\n"
+    "then depend on the symbolic engine only).\n"
     "Exit codes: 0 REFINES, 1 VIOLATION, 2 bad input or usage, 3 UNKNOWN.\n"
     "The JSON report (--json) follows docs/report-format.md, and so do the CI reports: --sarif\n"
     "(SARIF 2.1.0: a VIOLATION or UNKNOWN is a result at the model's source line) and --junit\n"
@@ -89,6 +96,8 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
                           "the neighbourhood search, which deepens by doubling up to " +
                               std::to_string(defaults.max_compute_hops) + " (default " +
                               std::to_string(defaults.compute_hops) + ")"),
+          OptionSpec::Flag("--no-memo",
+                           "solve every local problem afresh (no reuse of identical ones)"),
       });
   return options;
 }
@@ -97,6 +106,7 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
 struct VerifyRun {
   ir::Graph s_graph;
   ir::Program d_program;
+  std::optional<symbolic::RelationSpec> spec;  // to evaluate again on resized graphs
   symbolic::SpecResult relations;
   symbolic::VerifyResult result;
   report::VerifyRunInfo info;
@@ -130,6 +140,7 @@ VerifyRun RunVerification(const ParsedCommand& command,
   options.per_node.iterations = static_cast<size_t>(run.info.max_iterations);
   options.per_node.time = std::chrono::milliseconds(run.info.timeout_ms);
   options.compute_hops = run.info.hops;
+  options.memoize = !command.Has("--no-memo");
 
   run.s_graph = frontend::LoadGraph(run.info.seq);
   run.d_program = frontend::LoadProgram(run.info.dist);
@@ -137,6 +148,7 @@ VerifyRun RunVerification(const ParsedCommand& command,
   ApplyResize(command, &run.s_graph, &run.d_program, &s_map, &d_map);
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(run.info.relations);
   run.relations = symbolic::EvaluateSpec(spec, run.s_graph, run.d_program);
+  run.spec = spec;
   const symbolic::SpecResult& relations = run.relations;
   symbolic::Hints hints;
   if (command.Has("--hints")) {
@@ -158,6 +170,52 @@ VerifyRun RunVerification(const ParsedCommand& command,
   return run;
 }
 
+void CollectDLeaves(const symbolic::RelExpr& expr, std::vector<std::set<ir::TensorRef>>* kept) {
+  symbolic::ForEachDLeaf(expr, [&](const symbolic::DTensor& d) {
+    if (d.rank >= 0 && static_cast<size_t>(d.rank) < kept->size()) {
+      (*kept)[static_cast<size_t>(d.rank)].insert(d.tensor);
+    }
+  });
+}
+
+// The numeric evidence within the memory budget: at the verified sizes when their estimate fits,
+// else at sizes chosen to fit (the spec evaluated again on the resized graphs), else none, with
+// the reason (never a run the machine cannot hold).
+symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed, uint64_t budget) {
+  auto estimate = [&](const ir::Graph& s, const ir::Program& d) {
+    // The evidence compares the spec's expected outputs and assumed relations.
+    frontend::CheckFootprint footprint;
+    footprint.kept.resize(static_cast<size_t>(d.world_size()));
+    for (const auto* list : {&run.relations.expected_outputs, &run.relations.assumed}) {
+      for (const symbolic::Relation& r : *list) {
+        footprint.compared.push_back(r.s_tensor);
+        CollectDLeaves(r.expr, &footprint.kept);
+      }
+    }
+    return frontend::EstimateCheckMemory(s, d, footprint);
+  };
+  auto validate = [&](const ir::Graph& s, const ir::Program& d) {
+    symbolic::EvaluateSpec(*run.spec, s, d);
+  };
+  frontend::AutoResize fit =
+      frontend::FitMemoryBudget(run.s_graph, run.d_program, budget, estimate, validate);
+  if (!fit.needed) return Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed);
+  if (!fit.fits) {
+    symbolic::NumericEvidence evidence;
+    evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
+    evidence.error = "the numeric run was skipped: " + fit.note +
+                     " (a larger --memory-budget, or --resize, may let it run)";
+    evidence.resized = fit.note;
+    return evidence;
+  }
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(*run.spec, fit.s_graph, fit.d_program);
+  symbolic::NumericEvidence evidence =
+      Gatherer()(fit.s_graph, fit.d_program, relations, run.result, seed);
+  evidence.how += ", at reduced sizes " + frontend::ResizeMapText(fit.chosen);
+  evidence.resized = fit.note;
+  return evidence;
+}
+
 int VerdictExitCode(symbolic::Verdict verdict) {
   switch (verdict) {
     case symbolic::Verdict::kRefines:
@@ -174,6 +232,8 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
   const std::string to_stdout =
       StdoutReportOption(command, {"--json", "--sarif", "--junit", "--html"});
   std::unique_ptr<report::ProgressLine> progress = MakeProgressLine(command);
+  // Options are checked before any work, whether or not the numeric run will need them.
+  const uint64_t budget = MemoryBudget(command);
   VerifyRun run = RunVerification(command, progress.get());
   uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
   if (run.result.verdict == symbolic::Verdict::kUnknown && !command.Has("--no-numeric")) {
@@ -182,8 +242,7 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
         report::VerifyProgress(run.s_graph, progress.get())
             .Phase("numeric evidence (S and D on random inputs)");
       }
-      symbolic::ApplyNumericEvidence(
-          &run.result, Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed));
+      symbolic::ApplyNumericEvidence(&run.result, GatherWithinBudget(run, seed, budget));
     } else {
       run.result.summary +=
           "; this build has no numeric engine to tell a difference from a missing lemma "
@@ -312,6 +371,21 @@ void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* 
   }
 }
 
+OptionSpec MemoryBudgetOption() {
+  return OptionSpec::One("--memory-budget", "SIZE",
+                         "most memory the numeric run may take, e.g. 8G or 512M (default: half "
+                         "of MemAvailable; 0 or none: no limit); over it the sizes are reduced");
+}
+
+uint64_t MemoryBudget(const ParsedCommand& command) {
+  if (!command.Has("--memory-budget")) return frontend::DefaultMemoryBudget();
+  try {
+    return frontend::ParseMemorySize(command.One("--memory-budget"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("option '--memory-budget': ") + e.what());
+  }
+}
+
 namespace {
 
 // The first value of `graph` whose type has a symbolic dim, as an InputError.
@@ -323,8 +397,9 @@ void RequireStaticGraph(const ir::Graph& graph, const std::string& role,
       const std::string name = out.name.empty() ? node.name : out.name;
       throw InputError(
           graph.file, node.def_line,
-          role + " has symbolic dims ('" + name + "' is " + out.type->ToString() +
-              "): '" + command + "' executes the graphs and needs static shapes, which "
+          role + " has symbolic dims ('" + name + "' is " + out.type->ToString() + "): '" +
+              command +
+              "' executes the graphs and needs static shapes, which "
               "--resize cannot give (it maps static extents); capture with static shapes, or "
               "use 'graphguard verify', which proves with symbolic dims");
     }
@@ -383,6 +458,7 @@ Command VerifyCommand() {
       "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
   spec.options.push_back(
       OptionSpec::One("--seed", "N", "random seed of that numeric run's inputs (default 0)"));
+  spec.options.push_back(MemoryBudgetOption());
   spec.description = kVerifyHelp;
   return Command{spec, RunVerify};
 }

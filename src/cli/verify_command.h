@@ -49,6 +49,13 @@ std::vector<OptionSpec> ResizeOptions();
 void ApplyResize(const ParsedCommand& command, ir::Graph* s_graph, ir::Program* d_program,
                  std::string* s_map, std::string* d_map);
 
+// `--memory-budget SIZE` of verify and check: the most memory their numeric run may take
+// (frontend/memory_estimate.h); over it the run is resized (frontend/auto_resize.h). The budget in
+// bytes: the option's value ("8G", "512M"; 0 or "none": no budget), else half of MemAvailable.
+// A bad value is a UsageError naming the option.
+OptionSpec MemoryBudgetOption();
+uint64_t MemoryBudget(const ParsedCommand& command);
+
 // `--sarif FILE`, `--junit FILE` (the CI reports of verify and check: report/sarif.h,
 // report/junit.h; '-': standard output alone) and `--quiet` (no progress line).
 std::vector<OptionSpec> CiReportOptions();

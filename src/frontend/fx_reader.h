@@ -18,6 +18,10 @@ struct FxOptions {
   // Size of the process groups collectives name (in FX captures every group is the whole world);
   // 0 when unknown. Passed to the registry's shape rules.
   int32_t group_size = 0;
+  // Unbacked symbols (u0: a size computed from data) are values of one graph: with a suffix set
+  // they are renamed u0<suffix> so that S and the ranks of D never share one ("_r" means
+  // "_r<rank>"; the loader gives D's ranks "_r" and S "_s"). Empty: kept as written.
+  std::string unbacked_suffix;
 };
 
 // Parses FX text; `file` names the source in errors and, when the text has no

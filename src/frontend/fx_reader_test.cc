@@ -13,6 +13,7 @@
 #include <string>
 
 #include "util/diagnostic.h"
+#include "util/diagnostic_testutil.h"
 
 namespace gg::frontend {
 namespace {
@@ -41,18 +42,6 @@ class GraphModule(torch.nn.Module):
 std::string Wrap(const std::string& params, const std::string& body) {
   return "import torch\n\nclass GraphModule(torch.nn.Module):\n    def forward(self, " + params +
          "):\n" + body;
-}
-
-// Runs `fn` and returns the InputError it throws (fails the test if none).
-template <typename Fn>
-InputError ExpectInputError(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "");
 }
 
 TEST(FxReader, ParsesHeaderInputsNodesAndOutputs) {

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "frontend/fx_reader.h"
 #include "util/diagnostic.h"
@@ -48,9 +47,12 @@ Json ValueToJson(const ir::Graph& graph, const ir::Value& value) {
 
 const char* KindName(ir::NodeKind kind) {
   switch (kind) {
-    case ir::NodeKind::kInput: return "input";
-    case ir::NodeKind::kConstant: return "constant";
-    case ir::NodeKind::kOperator: return "call";
+    case ir::NodeKind::kInput:
+      return "input";
+    case ir::NodeKind::kConstant:
+      return "constant";
+    case ir::NodeKind::kOperator:
+      return "call";
   }
   return "call";
 }
@@ -73,8 +75,8 @@ Json NodeToJson(const ir::Graph& graph, const ir::Node& node) {
   }
   Json outputs = Json::array();
   for (const ir::NodeOutput& out : node.outputs) {
-    outputs.push_back(Json{{"name", out.name},
-                           {"type", out.type ? Json(out.type->ToString()) : Json(nullptr)}});
+    outputs.push_back(
+        Json{{"name", out.name}, {"type", out.type ? Json(out.type->ToString()) : Json(nullptr)}});
   }
   j["outputs"] = std::move(outputs);
   if (!(node.source == ir::SourceLocation{})) {
@@ -86,9 +88,7 @@ Json NodeToJson(const ir::Graph& graph, const ir::Node& node) {
   return j;
 }
 
-std::string Dump(const Json& j) {
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // One graph object, one node per line (so that errors can point at a node's line).
 void WriteGraphObject(const ir::Graph& graph, std::ostream& out, const std::string& indent) {
@@ -194,8 +194,8 @@ class JsonReader {
     if (!root.is_object()) Fail(root, "expected a JSON object at the top level");
     const Json& format = Require(root, "format");
     if (!format.is_string() || format.get<std::string>() != kFormatName) {
-      Fail(root, std::string("not a GraphGuard graph file: \"format\" must be \"") + kFormatName +
-                     "\"");
+      Fail(root,
+           std::string("not a GraphGuard graph file: \"format\" must be \"") + kFormatName + "\"");
     }
     const Json& version = Require(root, "version");
     if (!version.is_number_integer()) Fail(root, "\"version\" must be an integer");
@@ -211,12 +211,12 @@ class JsonReader {
     const bool many = root.contains("graphs");
     if (one == many) Fail(root, "expected exactly one of \"graph\" and \"graphs\"");
     if (one) {
-      result.graphs.push_back(ReadGraph(root["graph"], root));
+      result.graphs.push_back(ReadGraph(root["graph"], root, &result));
     } else {
       result.is_program = true;
       const Json& graphs = root["graphs"];
       if (!graphs.is_array()) Fail(root, "\"graphs\" must be an array");
-      for (const Json& g : graphs) result.graphs.push_back(ReadGraph(g, root));
+      for (const Json& g : graphs) result.graphs.push_back(ReadGraph(g, root, &result));
     }
     return result;
   }
@@ -291,9 +291,16 @@ class JsonReader {
     }
   }
 
-  ir::Graph ReadGraph(const Json& g, const Json& root) {
+  ir::Graph ReadGraph(const Json& g, const Json& root, JsonGraphs* result) {
     if (!g.is_object()) Fail(root, "a graph must be a JSON object");
-    CheckKeys(g, {"name", "rank", "nodes", "outputs"});
+    CheckKeys(g, {"name", "rank", "nodes", "outputs", "process_groups"});
+    // The graph's own group names (a name may mean other ranks on another rank): they take
+    // precedence over the file's while its nodes are checked.
+    JsonGraphs local;
+    if (g.contains("process_groups")) ReadGroups(g["process_groups"], g, &local);
+    const GroupMap file_groups = groups_;
+    for (const auto& [name, ranks] : local.groups) groups_[name] = ranks;
+    result->local_groups.push_back(local.groups);
     ir::Graph graph;
     graph.file = file_;
     graph.name = String(g, "name");
@@ -308,6 +315,7 @@ class JsonReader {
     for (const Json& v : outputs) graph.outputs.push_back(ReadValue(v, g));
     graph.return_line = LineOf(g);
     graph.Reindex();
+    groups_ = file_groups;
     return graph;
   }
 
@@ -347,7 +355,8 @@ class JsonReader {
       if (n.contains("kwargs")) {
         if (!n["kwargs"].is_array()) Fail(n, "\"kwargs\" must be an array");
         for (const Json& kw : n["kwargs"]) {
-          if (!kw.is_object()) Fail(n, "a keyword argument must be {\"name\": ..., \"value\": ...}");
+          if (!kw.is_object())
+            Fail(n, "a keyword argument must be {\"name\": ..., \"value\": ...}");
           CheckKeys(kw, {"name", "value"});
           node.kwargs.push_back({String(kw, "name"), ReadValue(Require(kw, "value"), kw)});
         }
@@ -403,8 +412,7 @@ class JsonReader {
   }
 
   void CheckTypes(const ir::Graph& graph, const ir::Node& node) const {
-    auto inferred =
-        InferNodeTypes(graph, node, groups_, default_group_size_, file_, node.def_line);
+    auto inferred = InferNodeTypes(graph, node, groups_, default_group_size_, file_, node.def_line);
     if (!inferred && IsOpaqueNode(node)) {
       // An unknown operator is typed by the file: every named output needs its "type".
       if (node.outputs.empty()) {
@@ -458,21 +466,28 @@ class JsonReader {
 
   ir::Value ReadValueInner(const Json& v, const Json& where) {
     switch (v.type()) {
-      case Json::value_t::null: return ir::Value(ir::None{});
-      case Json::value_t::boolean: return ir::Value(v.get<bool>());
-      case Json::value_t::number_integer: return ir::Value(v.get<int64_t>());
+      case Json::value_t::null:
+        return ir::Value(ir::None{});
+      case Json::value_t::boolean:
+        return ir::Value(v.get<bool>());
+      case Json::value_t::number_integer:
+        return ir::Value(v.get<int64_t>());
       case Json::value_t::number_unsigned:
         return ir::Value(Int(where, v, "an integer argument", std::numeric_limits<int64_t>::min(),
                              std::numeric_limits<int64_t>::max()));
-      case Json::value_t::number_float: return ir::Value(v.get<double>());
-      case Json::value_t::string: return ir::Value(v.get<std::string>());
+      case Json::value_t::number_float:
+        return ir::Value(v.get<double>());
+      case Json::value_t::string:
+        return ir::Value(v.get<std::string>());
       case Json::value_t::array: {
         ir::Value::List items;
         for (const Json& item : v) items.push_back(ReadValue(item, where));
         return ir::Value(std::move(items));
       }
-      case Json::value_t::object: return ReadTagged(v);
-      default: Fail(where, "unsupported JSON value " + v.dump());
+      case Json::value_t::object:
+        return ReadTagged(v);
+      default:
+        Fail(where, "unsupported JSON value " + v.dump());
     }
   }
 
@@ -525,8 +540,8 @@ class JsonReader {
       while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
       text = text.substr(0, cut) + "...";
     }
-    Fail(v, "unknown tagged value " + text +
-                " (expected one of float, dtype, device, enum, op, ref)");
+    Fail(v,
+         "unknown tagged value " + text + " (expected one of float, dtype, device, enum, op, ref)");
   }
 
   std::string_view text_;

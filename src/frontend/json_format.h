@@ -23,6 +23,9 @@ inline constexpr int kJsonFormatVersion = 1;
 struct JsonGraphs {
   std::vector<ir::Graph> graphs;
   GroupMap groups;
+  // Per graph (parallel to `graphs`): the groups as that rank names them (a graph's own
+  // "process_groups"), empty when it has none. The loader identifies groups by their members.
+  std::vector<GroupMap> local_groups;
   bool is_program = false;  // the file used the "graphs" form
 };
 

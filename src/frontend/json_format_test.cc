@@ -11,6 +11,7 @@
 #include "frontend/fx_reader.h"
 #include "frontend/loader.h"
 #include "util/diagnostic.h"
+#include "util/diagnostic_testutil.h"
 
 namespace gg::frontend {
 namespace {
@@ -73,17 +74,6 @@ std::string GraphDiff(const ir::Graph& a, const ir::Graph& b) {
     if (!SameValue(a.outputs[k], b.outputs[k])) return "graph output " + std::to_string(k);
   }
   return "";
-}
-
-template <typename Fn>
-InputError ExpectInputError(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "");
 }
 
 TEST(JsonFormat, RoundTripsEveryCorpusFile) {

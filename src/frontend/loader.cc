@@ -1,5 +1,7 @@
 #include "frontend/loader.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -26,6 +28,74 @@ bool HasGraphExtension(const fs::path& path) {
 
 bool IsJson(const std::string& path) { return fs::path(path).extension() == ".json"; }
 
+thread_local std::string graph_selection;
+
+// The `.r<N>.` rank in a file name, or -1.
+int RankInName(const std::string& base) {
+  for (size_t p = base.find(".r"); p != std::string::npos; p = base.find(".r", p + 1)) {
+    size_t q = p + 2;
+    int rank = 0;
+    bool digits = false;
+    while (q < base.size() && base[q] >= '0' && base[q] <= '9' && rank < 1000000) {
+      rank = rank * 10 + (base[q] - '0');
+      digits = true;
+      ++q;
+    }
+    if (digits && q < base.size() && base[q] == '.') return rank;
+  }
+  return -1;
+}
+
+bool Matches(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+// The files of a directory to read: those of the selected kind (`--graph`); without a
+// selection, a rank given by files of several kinds is an error listing the kinds.
+std::vector<std::string> SelectKinds(const std::string& dir, std::vector<std::string> found) {
+  const std::string& pattern = GraphSelection::pattern();
+  std::map<std::string, size_t> kinds;  // kind -> files
+  for (const std::string& f : found) ++kinds[GraphKindOf(f)];
+  auto list_kinds = [&] {
+    std::string text;
+    for (const auto& [kind, n] : kinds) {
+      if (!text.empty()) text += ", ";
+      text += (kind.empty() ? std::string("(unnamed)") : "'" + kind + "'") + " (" +
+              std::to_string(n) + (n == 1 ? " file)" : " files)");
+    }
+    return text;
+  };
+  if (!pattern.empty()) {
+    std::vector<std::string> kept;
+    for (const std::string& f : found) {
+      if (Matches(pattern, GraphKindOf(f)) || Matches(pattern, fs::path(f).filename().string())) {
+        kept.push_back(f);
+      }
+    }
+    if (kept.empty()) {
+      throw InputError(dir, 0,
+                       "no graph file matches --graph '" + pattern + "'; the directory holds " +
+                           list_kinds() + "; pass one of them to --graph");
+    }
+    found = std::move(kept);
+  }
+  std::map<int, std::string> kind_of_rank;  // rank (from the name) -> first kind seen
+  for (const std::string& f : found) {
+    int rank = RankInName(fs::path(f).filename().string());
+    if (rank < 0) continue;
+    std::string kind = GraphKindOf(f);
+    auto [it, inserted] = kind_of_rank.emplace(rank, kind);
+    if (inserted || it->second == kind) continue;
+    throw InputError(dir, 0,
+                     "the directory holds several graph kinds for rank " + std::to_string(rank) +
+                         " ('" + it->second + "' and '" + kind + "'; all kinds: " + list_kinds() +
+                         "); pick one with --graph KIND, e.g. --graph " +
+                         (it->second.empty() ? kind : it->second) +
+                         (pattern.empty() ? "" : " (--graph '" + pattern + "' matches several)"));
+  }
+  return found;
+}
+
 // Files named on the command line, directories expanded (sorted by name, not recursive).
 std::vector<std::string> ExpandPaths(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
@@ -45,6 +115,7 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& paths) {
         throw InputError(path, 0, "directory holds no graph files (*.py, *.txt, *.json)");
       }
       std::sort(found.begin(), found.end());
+      found = SelectKinds(path, std::move(found));
       files.insert(files.end(), found.begin(), found.end());
     } else {
       files.push_back(path);
@@ -153,8 +224,7 @@ void CheckViews(const ir::Graph& g) {
   throw InputError(g.file, node.def_line,
                    DescribeNode(node) + " views " + input + " of sizes " +
                        ir::IntListText(bad->input_sizes) + " and strides " +
-                       ir::IntListText(bad->input_strides) + " as " +
-                       ir::IntListText(bad->sizes) +
+                       ir::IntListText(bad->input_strides) + " as " + ir::IntListText(bad->sizes) +
                        ", which those strides cannot express without a copy: ATen raises here; "
                        "use reshape");
 }
@@ -295,8 +365,9 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
                          "rank " + std::to_string(r) + " (" + gr.file + ") issues " +
                              std::to_string(seq.size()) + " collectives on process group '" +
                              group + "' but rank " + std::to_string(first) + " (" + g0.file +
-                             ") issues " + std::to_string(ref.size()) + "; the first unmatched is " +
-                             Where(extra_graph, extra.node) + ": " + extra.Describe());
+                             ") issues " + std::to_string(ref.size()) +
+                             "; the first unmatched is " + Where(extra_graph, extra.node) + ": " +
+                             extra.Describe());
       }
     }
     // all_to_all_single: what member a sends to member b (a's input_split_sizes[b]) is what b
@@ -322,9 +393,79 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
                   std::to_string((*sends)[b]) + " rows to rank " + std::to_string(members[b]) +
                   " (input splits " + ir::IntListText(*sends) + ") but " + Where(gb, cb.node) +
                   " (rank " + std::to_string(members[b]) + ") receives " +
-                  std::to_string((*receives)[a]) + " rows from rank " +
-                  std::to_string(members[a]) + " (output splits " +
-                  ir::IntListText(*receives) + ")");
+                  std::to_string((*receives)[a]) + " rows from rank " + std::to_string(members[a]) +
+                  " (output splits " + ir::IntListText(*receives) + ")");
+        }
+      }
+    }
+  }
+}
+
+// Groups a graph names itself (JSON "process_groups" inside a graph) are identified by their
+// members: the same group may have another name on each rank, and one name may mean other ranks
+// on another rank. Every collective naming a local group is rewritten to one name per member
+// set: the file-level group with those members, else the local name when it means those
+// members wherever it is used, else "ranks[a,b,...]".
+void UnifyGroups(ir::Program* program, const std::vector<GroupMap>& local_by_rank) {
+  const int32_t world = program->world_size();
+  auto members_text = [](const std::vector<int32_t>& m) {
+    std::string t = "ranks[";
+    for (size_t i = 0; i < m.size(); ++i) t += (i ? "," : "") + std::to_string(m[i]);
+    return t + "]";
+  };
+  std::map<std::string, std::set<std::vector<int32_t>>> meanings;  // name -> member sets
+  for (const auto& [name, members] : program->groups) meanings[name].insert(members);
+  bool any = false;
+  for (int32_t r = 0; r < world; ++r) {
+    for (const auto& [name, members] : local_by_rank[r]) {
+      if (members.back() >= world) {
+        throw InputError(
+            program->ranks[r].file, 0,
+            "process group '" + name + "' of rank " + std::to_string(r) + " names rank " +
+                std::to_string(members.back()) + " but there are only " + std::to_string(world) +
+                " ranks; list the group's members as ranks 0.." + std::to_string(world - 1));
+      }
+      meanings[name].insert(members);
+      any = true;
+    }
+  }
+  if (!any) return;
+  std::map<std::vector<int32_t>, std::string> canonical;
+  for (const auto& [name, members] : program->groups) canonical.emplace(members, name);
+  for (int32_t r = 0; r < world; ++r) {
+    for (const auto& [name, members] : local_by_rank[r]) {
+      if (canonical.count(members) != 0) continue;
+      const bool unique = meanings[name].size() == 1 && program->groups.count(name) == 0;
+      canonical.emplace(members, unique ? name : members_text(members));
+    }
+  }
+  for (const auto& [members, name] : canonical) {
+    auto [it, inserted] = program->groups.emplace(name, members);
+    if (!inserted && it->second != members) {
+      throw InputError(program->ranks[0].file, 0,
+                       "process group name '" + name + "' is used for ranks " +
+                           members_text(it->second) + " and " + members_text(members) +
+                           "; rename one of the groups in the JSON files");
+    }
+  }
+  for (int32_t r = 0; r < world; ++r) {
+    if (local_by_rank[r].empty()) continue;
+    ir::Graph& g = program->ranks[r];
+    for (ir::Node& node : g.nodes) {
+      if (node.kind != ir::NodeKind::kOperator || IsOpaqueNode(node)) continue;
+      const ir::OpInfo& info = FindOperator(node, g.file, node.def_line);
+      std::optional<std::string> group = GroupNameOf(info, node);
+      if (!group) continue;
+      auto local = local_by_rank[r].find(*group);
+      if (local == local_by_rank[r].end()) continue;
+      const std::string& name = canonical.at(local->second);
+      if (name == *group) continue;
+      const int index = info.schema.ArgIndex(info.traits.group_arg);
+      if (index >= 0 && static_cast<size_t>(index) < node.args.size()) {
+        node.args[index] = ir::Value(name);
+      } else {
+        for (ir::NamedArg& kw : node.kwargs) {
+          if (kw.name == info.traits.group_arg) kw.value = ir::Value(name);
         }
       }
     }
@@ -332,6 +473,34 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
 }
 
 }  // namespace
+
+GraphSelection::GraphSelection(std::string pattern) : previous_(graph_selection) {
+  graph_selection = std::move(pattern);
+}
+GraphSelection::~GraphSelection() { graph_selection = previous_; }
+const std::string& GraphSelection::pattern() { return graph_selection; }
+
+std::string GraphKindOf(const std::string& path) {
+  std::string base = fs::path(path).filename().string();
+  size_t dot = base.rfind('.');
+  if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+  base += '.';  // so a final ".r<N>" reads like one inside the name
+  for (size_t p = base.find(".r"); p != std::string::npos; p = base.find(".r", p + 1)) {
+    size_t q = p + 2;
+    while (q < base.size() && base[q] >= '0' && base[q] <= '9') ++q;
+    if (q > p + 2 && q < base.size() && base[q] == '.') {
+      base.erase(p, q - p);
+      break;
+    }
+  }
+  if (base.size() >= 2 && base[0] == 'r' && base[1] >= '0' && base[1] <= '9') {
+    size_t q = 1;  // "r0.py": a rank file without a kind
+    while (q < base.size() && base[q] >= '0' && base[q] <= '9') ++q;
+    if (q < base.size() && base[q] == '.') base.erase(0, q + 1);
+  }
+  if (!base.empty() && base.back() == '.') base.pop_back();
+  return base;
+}
 
 ir::Program LoadProgram(const std::vector<std::string>& paths) {
   std::vector<std::string> files = ExpandPaths(paths);
@@ -342,6 +511,7 @@ ir::Program LoadProgram(const std::vector<std::string>& paths) {
   std::map<std::string, std::string> group_source;  // group -> file that defined it
   size_t fx_files = 0;
   std::set<std::string> strict_files;
+  std::vector<GroupMap> locals;  // parallel to graphs: each graph's own group names
   for (const std::string& file : files) {
     if (!IsJson(file)) {
       ++fx_files;
@@ -352,29 +522,34 @@ ir::Program LoadProgram(const std::vector<std::string>& paths) {
     for (auto& [name, ranks] : content.groups) {
       auto [it, inserted] = groups.emplace(name, ranks);
       if (!inserted && it->second != ranks) {
-        throw InputError(file, 0,
-                         "process group '" + name + "' is defined differently in " +
-                             group_source[name]);
+        throw InputError(
+            file, 0,
+            "process group '" + name + "' is defined differently in " + group_source[name]);
       }
       group_source.emplace(name, file);
     }
-    for (ir::Graph& g : content.graphs) graphs.push_back(std::move(g));
+    for (size_t i = 0; i < content.graphs.size(); ++i) {
+      graphs.push_back(std::move(content.graphs[i]));
+      locals.push_back(i < content.local_groups.size() ? content.local_groups[i] : GroupMap{});
+    }
   }
   const int32_t world = static_cast<int32_t>(graphs.size() + fx_files);
   for (const std::string& file : files) {
     if (IsJson(file)) continue;
     FxOptions options;
     options.group_size = world;
+    options.unbacked_suffix = "_r";  // a rank's data-dependent sizes are its own
     graphs.push_back(ReadFxFile(file, options));
+    locals.emplace_back();
   }
   // Ranks: 0..N-1, each once.
   std::vector<const ir::Graph*> by_rank(world, nullptr);
   for (const ir::Graph& g : graphs) {
     if (g.rank < 0 || g.rank >= world) {
       throw InputError(g.file, 0,
-                       "rank " + std::to_string(g.rank) + " is out of range: " +
-                           std::to_string(world) + " graphs were given, so ranks must be 0.." +
-                           std::to_string(world - 1));
+                       "rank " + std::to_string(g.rank) +
+                           " is out of range: " + std::to_string(world) +
+                           " graphs were given, so ranks must be 0.." + std::to_string(world - 1));
     }
     if (by_rank[g.rank] != nullptr) {
       throw InputError(g.file, 0,
@@ -393,10 +568,13 @@ ir::Program LoadProgram(const std::vector<std::string>& paths) {
   ir::Program program;
   program.groups = std::move(groups);
   program.ranks.resize(world);
-  for (ir::Graph& g : graphs) {
-    int32_t r = g.rank;
-    program.ranks[r] = std::move(g);
+  std::vector<GroupMap> local_by_rank(world);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    int32_t r = graphs[i].rank;
+    local_by_rank[r] = std::move(locals[i]);
+    program.ranks[r] = std::move(graphs[i]);
   }
+  UnifyGroups(&program, local_by_rank);
   for (const ir::Graph& g : program.ranks) {
     CheckCollectiveWaits(g);
     CheckViews(g);
@@ -413,9 +591,8 @@ ir::Graph LoadGraph(const std::string& path) {
   if (IsJson(path)) {
     JsonGraphs content = ReadJsonFile(path, 1);
     if (content.graphs.size() != 1) {
-      throw InputError(path, 0,
-                       "expected one graph, the file holds " +
-                           std::to_string(content.graphs.size()));
+      throw InputError(
+          path, 0, "expected one graph, the file holds " + std::to_string(content.graphs.size()));
     }
     CheckCollectiveWaits(content.graphs[0]);
     CheckViews(content.graphs[0]);
@@ -423,6 +600,7 @@ ir::Graph LoadGraph(const std::string& path) {
   }
   FxOptions options;
   options.group_size = 1;
+  options.unbacked_suffix = "_s";  // S's data-dependent sizes are not D's
   ir::Graph graph = ReadFxFile(path, options);
   CheckCollectiveWaits(graph);
   CheckViews(graph);

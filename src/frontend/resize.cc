@@ -1,5 +1,8 @@
 #include "frontend/resize.h"
 
+#include <algorithm>
+#include <numeric>
+#include <set>
 #include <sstream>
 
 #include "frontend/node_check.h"
@@ -154,10 +157,42 @@ bool OnlyMappedDims(const ir::TensorType& original, const ir::TensorType& got,
   return true;
 }
 
-}  // namespace
+// Unmapped integer size literals of a node (candidates for a derived extent).
+void CollectUnmapped(ir::Value& value, const ResizeMap& sizes, std::vector<MappedSlot>* slots) {
+  if (value.is_int()) {
+    if (value.as_int() > 1 && sizes.count(value.as_int()) == 0) {
+      slots->push_back({&value, value.as_int(), value.as_int()});
+    }
+  } else if (value.is_list()) {
+    for (ir::Value& item : value.as_list()) CollectUnmapped(item, sizes, slots);
+  }
+}
 
-ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
-                      const std::map<std::string, std::vector<int32_t>>& groups) {
+std::vector<MappedSlot> UnmappedSlots(ir::Node& node, const ResizeMap& sizes,
+                                      const std::string& file) {
+  std::vector<MappedSlot> slots;
+  const ir::OpInfo& info = FindOperator(node, file, node.def_line);
+  const std::vector<ir::ArgSchema>& schema = info.schema.args;
+  for (size_t i = 0; i < node.args.size() && i < schema.size(); ++i) {
+    if (HoldsSizes(schema[i], node.op)) CollectUnmapped(node.args[i], sizes, &slots);
+  }
+  for (ir::NamedArg& kwarg : node.kwargs) {
+    for (const ir::ArgSchema& arg : schema) {
+      if (arg.name == kwarg.name && HoldsSizes(arg, node.op)) {
+        CollectUnmapped(kwarg.value, sizes, &slots);
+      }
+    }
+  }
+  return slots;
+}
+
+// ResizeGraph; with `learned`, extents derived from mapped ones are added to the map as they are
+// met (an output dim the shape rule now computes differently, a size literal that must scale like
+// the mapped extents for the node to type-check) and recorded in *learned.
+ir::Graph ResizeImpl(const ir::Graph& graph, const ResizeMap& given,
+                     const std::map<std::string, std::vector<int32_t>>& groups, ResizeMap* learned,
+                     std::map<int64_t, std::string>* reverted = nullptr) {
+  ResizeMap sizes = given;
   ir::Graph resized = graph;
   const std::string& file = graph.file;
   int32_t default_group_size = 1;
@@ -165,8 +200,12 @@ ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
     default_group_size =
         std::max<int32_t>(default_group_size, static_cast<int32_t>(members.size()));
   }
-  const std::string context = "after resizing (" + ResizeMapText(sizes) + "): ";
+  const std::string context = "after resizing (" + ResizeMapText(given) + "): ";
   const std::string hint = " (is an extent derived from a resized one missing from the map?)";
+  auto learn = [&](int64_t from, int64_t to) {
+    sizes[from] = to;
+    (*learned)[from] = to;
+  };
   for (size_t id = 0; id < resized.nodes.size(); ++id) {
     ir::Node& node = resized.nodes[id];
     const ir::Node& original = graph.nodes[id];
@@ -221,12 +260,73 @@ ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
           best.push_back(reverted);
         }
       }
-      if (best.size() != 1) {
+      if (best.size() == 1) {
+        inferred = attempt(best[0]);
+        for (size_t k = 0; reverted != nullptr && k < slots.size(); ++k) {
+          if ((best[0] >> k) & 1u) reverted->emplace(slots[k].before, DescribeNode(node));
+        }
+      } else if (best.empty() && learned != nullptr) {
+        // A literal derived from a mapped extent (a view to 12288 = 8 x 1536 when 8 shrinks):
+        // one unmapped literal scaled by one of the map's ratios that makes the node type-check.
+        for (MappedSlot& slot : slots) *slot.value = ir::Value(slot.after);
+        std::vector<MappedSlot> free_slots = UnmappedSlots(node, sizes, file);
+        std::set<std::pair<int64_t, int64_t>> ratios;  // (new, old), reduced
+        for (const auto& [from, to] : sizes) {
+          int64_t g = std::gcd(from, to);
+          if (from != to) ratios.insert({to / g, from / g});
+        }
+        struct Choice {
+          size_t slot;
+          int64_t value;
+          int score;
+        };
+        // A literal that equals an extent of the node's (resized) inputs most likely names that
+        // kept dim (the 32 of a head dim), not a derived one.
+        std::set<int64_t> input_extents;
+        for (const ir::TensorRef& ref : node.TensorInputs()) {
+          const std::optional<ir::TensorType>& t =
+              resized.node(ref.node).outputs.at(ref.output).type;
+          if (!t) continue;
+          for (const ir::Dim& d : t->shape) {
+            if (d.is_static()) input_extents.insert(d.value());
+          }
+        }
+        std::vector<Choice> fits;
+        for (size_t k = 0; k < free_slots.size() && k < 16; ++k) {
+          for (const auto& [num, den] : ratios) {
+            int64_t v = free_slots[k].before;
+            if ((v * num) % den != 0 || v * num / den <= 0) continue;
+            *free_slots[k].value = ir::Value(v * num / den);
+            try {
+              Inferred trial =
+                  InferNodeTypes(resized, node, groups, default_group_size, file, node.def_line);
+              int score = Alignment(resized, node, trial) - 100 * (input_extents.count(v) > 0);
+              fits.push_back({k, v * num / den, score});
+            } catch (const InputError&) {
+            }
+            *free_slots[k].value = ir::Value(v);
+          }
+        }
+        std::sort(fits.begin(), fits.end(),
+                  [](const Choice& a, const Choice& b) { return a.score > b.score; });
+        if (fits.empty() ||
+            (fits.size() > 1 && fits[1].score == fits[0].score && fits[1].value != fits[0].value)) {
+          throw InputError(file, node.def_line,
+                           context + first_error +
+                               (fits.empty() ? hint : " (several derived sizes fit; ambiguous)"));
+        }
+        learn(free_slots[fits[0].slot].before, fits[0].value);
+        // Every literal of that extent in the node now takes the derived value.
+        for (MappedSlot& slot : free_slots) {
+          if (slot.before == free_slots[fits[0].slot].before)
+            *slot.value = ir::Value(fits[0].value);
+        }
+        inferred = InferNodeTypes(resized, node, groups, default_group_size, file, node.def_line);
+      } else {
         throw InputError(file, node.def_line,
                          context + first_error +
                              (best.empty() ? hint : " (several size choices fit; ambiguous)"));
       }
-      inferred = attempt(best[0]);
     }
     if (!inferred) {
       for (ir::NodeOutput& out : node.outputs) ResizeType(out.type, sizes);
@@ -240,7 +340,18 @@ ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
         ResizeType(type, sizes);
         continue;
       }
-      if (!OnlyMappedDims(*original.outputs[o].type, *got, sizes)) {
+      const ir::TensorType& before = *original.outputs[o].type;
+      if (learned != nullptr && before.dtype == got->dtype &&
+          before.shape.size() == got->shape.size()) {
+        // An output extent the shape rule now derives from mapped ones (12288 -> 1536).
+        for (size_t i = 0; i < got->shape.size(); ++i) {
+          const ir::Dim& d = before.shape[i];
+          const ir::Dim& g = got->shape[i];
+          if (d == g || !d.is_static() || !g.is_static() || sizes.count(d.value())) continue;
+          learn(d.value(), g.value());
+        }
+      }
+      if (!OnlyMappedDims(before, *got, sizes)) {
         throw InputError(file, node.def_line,
                          context + DescribeNode(node) + " output " + std::to_string(o) + " is " +
                              got->ToString() + ", which is not its annotation " +
@@ -251,6 +362,53 @@ ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
     }
   }
   return resized;
+}
+
+}  // namespace
+
+ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
+                      const std::map<std::string, std::vector<int32_t>>& groups) {
+  return ResizeImpl(graph, sizes, groups, nullptr);
+}
+
+ResizeMap DeriveResizeMap(const ir::Graph& graph, const ResizeMap& seeds,
+                          const std::map<std::string, std::vector<int32_t>>& groups,
+                          std::map<int64_t, std::string>* reverted) {
+  ResizeMap sizes = seeds;
+  // Each pass may learn extents that earlier nodes also carry: again until nothing new is learned,
+  // which is then a plain ResizeGraph of the whole map.
+  for (int pass = 0; pass < 32; ++pass) {
+    ResizeMap learned;
+    std::map<int64_t, std::string> kept_back;
+    ResizeImpl(graph, sizes, groups, &learned, &kept_back);
+    if (learned.empty()) {
+      if (reverted != nullptr) reverted->insert(kept_back.begin(), kept_back.end());
+      return sizes;
+    }
+    for (const auto& [from, to] : learned) sizes[from] = to;
+  }
+  throw InputError(graph.file, 0,
+                   "resizing (" + ResizeMapText(seeds) +
+                       "): the derived extents did not settle after 32 passes");
+}
+
+ResizeMap DeriveProgramResizeMap(const ir::Program& program, const ResizeMap& seeds,
+                                 std::map<int64_t, std::string>* reverted) {
+  ResizeMap sizes = seeds;
+  // Ranks may meet different derived extents (a rank-specific offset): each rank's learning feeds
+  // the others until the map holds for all of them.
+  for (int round = 0; round < 8; ++round) {
+    ResizeMap before = sizes;
+    std::map<int64_t, std::string> kept_back;
+    for (const ir::Graph& rank : program.ranks) {
+      sizes = DeriveResizeMap(rank, sizes, program.groups, &kept_back);
+    }
+    if (sizes == before) {
+      if (reverted != nullptr) reverted->insert(kept_back.begin(), kept_back.end());
+      return sizes;
+    }
+  }
+  return sizes;
 }
 
 ir::Program ResizeProgram(const ir::Program& program, const ResizeMap& sizes) {

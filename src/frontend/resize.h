@@ -33,6 +33,21 @@ std::string ResizeMapText(const ResizeMap& sizes);
 ir::Graph ResizeGraph(const ir::Graph& graph, const ResizeMap& sizes,
                       const std::map<std::string, std::vector<int32_t>>& groups = {});
 
+// The whole map a resize needs, from seeds: the extents chosen to shrink (8=1) plus every extent
+// derived from them that the graph carries — an output dim its shape rule now computes otherwise
+// (12288 = 8 x 1536 -> 1536 after a view of [8, 1536, 768]), a size literal that must scale by
+// one of the map's ratios for its node to type-check (a view to [12288, 768]). The result holds
+// for ResizeGraph; an extent that would need two different new sizes, or a node no derived size
+// fits, is the InputError ResizeGraph gives.
+// `reverted` (optional) receives the mapped extents some size literal had to keep (the node, by
+// extent): there the extent also stands for another size (96 = batch x heads and 3 x head_dim).
+ResizeMap DeriveResizeMap(const ir::Graph& graph, const ResizeMap& seeds,
+                          const std::map<std::string, std::vector<int32_t>>& groups = {},
+                          std::map<int64_t, std::string>* reverted = nullptr);
+// DeriveResizeMap over every rank of a program until one map holds for all of them.
+ResizeMap DeriveProgramResizeMap(const ir::Program& program, const ResizeMap& seeds,
+                                 std::map<int64_t, std::string>* reverted = nullptr);
+
 // ResizeGraph on every rank (with the program's groups).
 ir::Program ResizeProgram(const ir::Program& program, const ResizeMap& sizes);
 

@@ -69,6 +69,16 @@ std::vector<OpEntry> ElementwiseOps() {
       {"aten::bitwise_not(Tensor self) -> Tensor", Identity,
        traits::Exact() | traits::Fresh() | traits::Lower("bitwise_not")},
       {"aten::logical_not(Tensor self) -> Tensor", Compare, traits::Exact() | traits::Fresh()},
+      {"aten::logical_and(Tensor self, Tensor other) -> Tensor", Compare,
+       traits::Exact() | traits::Fresh() | traits::Lower("logical_and")},
+      {"aten::logical_or(Tensor self, Tensor other) -> Tensor", Compare,
+       traits::Exact() | traits::Fresh() | traits::Lower("logical_or")},
+      // Lower and upper triangles (causal masks): the language has no index-dependent mask, so
+      // they stay opaque (equal by congruence).
+      {"aten::tril(Tensor self, int diagonal=0) -> Tensor", Identity,
+       traits::Exact() | traits::Fresh()},
+      {"aten::triu(Tensor self, int diagonal=0) -> Tensor", Identity,
+       traits::Exact() | traits::Fresh()},
       {"aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", MaskedFill,
        traits::Exact() | traits::Fresh() | traits::Lower("masked_fill")},
       {"aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", MaskedFill,

@@ -19,6 +19,10 @@ std::vector<OpEntry> FactoryOps() {
       {"aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? "
        "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        NewFromSize, traits::NondeterministicInit() | traits::Exact() | traits::Fresh()},
+      // Uninitialized like new_empty (the strides only lay it out): never trusted, each one unique.
+      {"aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? "
+       "dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       NewFromSize, traits::NondeterministicInit() | traits::Exact()},
       {"aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None) -> Tensor",
        FromSize, traits::Exact() | traits::Fresh() | traits::Lower("zeros")},

@@ -25,12 +25,23 @@ std::vector<OpEntry> LinalgOps() {
        "dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) "
        "-> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, "
        "SymInt max_k, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)",
-       FlashAttention, traits::Random() | traits::SumsLastDim()},
+       FlashAttention, traits::Random() | traits::SumsLastDim() | traits::Lower("sdpa")},
       {"aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor value, "
        "Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0.0, bool is_causal=False, *, "
        "float? scale=None) -> (Tensor output, Tensor log_sumexp, Tensor philox_seed, Tensor "
        "philox_offset)",
-       EfficientAttention, traits::Random() | traits::SumsLastDim()},
+       EfficientAttention, traits::Random() | traits::SumsLastDim() | traits::Lower("sdpa")},
+      // All four lower their output (not under dropout) to (sdpa ...) / (sdpa_mask ...); the
+      // logsumexp, RNG state and bookkeeping outputs stay opaque.
+      {"aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
+       "float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) "
+       "-> (Tensor output, Tensor logsumexp)",
+       SdpaForCpu,
+       traits::Random() | traits::SumsLastDim() | traits::Fresh() | traits::Lower("sdpa")},
+      {"aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? "
+       "attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool "
+       "enable_gqa=False) -> Tensor",
+       Sdpa, traits::Random() | traits::SumsLastDim() | traits::Fresh() | traits::Lower("sdpa")},
   };
 }
 

@@ -682,6 +682,62 @@ Outputs EfficientAttention(const ShapeContext& ctx) {
           TensorType{DType::kInt64, {}}};
 }
 
+// scaled_dot_product_attention: q [B, Hq, L, E], k [B, Hkv, S, E], v [B, Hkv, S, Ev] ->
+// [B, Hq, L, Ev] in q's dtype.
+Outputs Sdpa(const ShapeContext& ctx) {
+  const TensorType& q = ctx.TensorArg("query");
+  const TensorType& v = ctx.TensorArg("value");
+  CheckAttentionInputs(ctx, q, ctx.TensorArg("key"), v);
+  return {TensorType{q.dtype, {q.shape[0], q.shape[1], q.shape[2], v.shape[3]}}};
+}
+
+// The CPU flash kernel: the output, and the logsumexp [B, Hq, L] in f32 for reduced floating
+// inputs (bf16, f16), in the input's dtype otherwise (f32, f64), as the kernel returns it.
+Outputs SdpaForCpu(const ShapeContext& ctx) {
+  Outputs out = Sdpa(ctx);
+  const TensorType& q = ctx.TensorArg("query");
+  DType lse = q.dtype == DType::kBFloat16 || q.dtype == DType::kFloat16 ? DType::kFloat32 : q.dtype;
+  out.push_back(TensorType{lse, {q.shape[0], q.shape[1], q.shape[2]}});
+  return out;
+}
+
+Outputs SafeSoftmax(const ShapeContext& ctx) {
+  TensorType t = ctx.TensorArg("self");
+  NormalizeDim(ctx, IntArg(ctx, "dim"), static_cast<int64_t>(t.shape.size()));
+  t.dtype = DTypeArg(ctx, "dtype").value_or(t.dtype);
+  return {t};
+}
+
+Outputs AllAnyDim(const ShapeContext& ctx) {
+  const TensorType& self = ctx.TensorArg("self");
+  Shape shape = ReducedShape(ctx, self.shape, {IntArg(ctx, "dim")}, BoolArg(ctx, "keepdim"));
+  return {TensorType{self.dtype == DType::kUInt8 ? DType::kUInt8 : DType::kBool, shape}};
+}
+
+// view_as_complex reads pairs of the last dim (size 2) as (real, imag).
+Outputs ViewAsComplex(const ShapeContext& ctx) {
+  const TensorType& self = ctx.TensorArg("self");
+  if (self.shape.empty() || self.shape.back() != Dim(2)) {
+    RuleError(ctx, "view_as_complex needs a last dim of size 2, got " + Str(self.shape));
+  }
+  if (self.dtype != DType::kFloat32 && self.dtype != DType::kFloat64) {
+    DTypeRuleError(ctx, "view_as_complex of " + Str(self.dtype) + " (f32 or f64 only here)");
+  }
+  Shape shape(self.shape.begin(), self.shape.end() - 1);
+  return {
+      TensorType{self.dtype == DType::kFloat32 ? DType::kComplex64 : DType::kComplex128, shape}};
+}
+
+Outputs ViewAsReal(const ShapeContext& ctx) {
+  const TensorType& self = ctx.TensorArg("self");
+  if (self.dtype != DType::kComplex64 && self.dtype != DType::kComplex128) {
+    DTypeRuleError(ctx, "view_as_real needs a complex tensor, got " + Str(self.dtype));
+  }
+  Shape shape = self.shape;
+  shape.emplace_back(2);
+  return {TensorType{self.dtype == DType::kComplex64 ? DType::kFloat32 : DType::kFloat64, shape}};
+}
+
 // ---- shape and views -------------------------------------------------------------------------
 
 Outputs View(const ShapeContext& ctx) {

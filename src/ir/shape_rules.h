@@ -100,6 +100,12 @@ Outputs Matmul(const ShapeContext& ctx);
 Outputs Linear(const ShapeContext& ctx);
 Outputs FlashAttention(const ShapeContext& ctx);
 Outputs EfficientAttention(const ShapeContext& ctx);
+Outputs Sdpa(const ShapeContext& ctx);           // scaled_dot_product_attention: [B, Hq, L, Ev]
+Outputs SdpaForCpu(const ShapeContext& ctx);     // output, logsumexp [B, Hq, L]
+Outputs SafeSoftmax(const ShapeContext& ctx);    // _safe_softmax(self, dim, dtype)
+Outputs AllAnyDim(const ShapeContext& ctx);      // all.dim/any.dim: bool (uint8 stays uint8)
+Outputs ViewAsComplex(const ShapeContext& ctx);  // f32[..., 2] -> c64[...], f64 -> c128
+Outputs ViewAsReal(const ShapeContext& ctx);     // c64[...] -> f32[..., 2], c128 -> f64
 
 // Shape and views.
 Outputs View(const ShapeContext& ctx);  // view/reshape/_unsafe_view: size with one -1

@@ -198,6 +198,7 @@ void AppendFailure(std::ostringstream& out, const VerifyResult& result, const ir
 void AppendEvidence(std::ostringstream& out, const symbolic::NumericEvidence& evidence) {
   out << "\nnumeric evidence\n";
   AppendRow(out, "run", evidence.how);
+  if (!evidence.resized.empty()) AppendRow(out, "sizes", evidence.resized);
   if (!evidence.error.empty()) {
     AppendRow(out, "no evidence", evidence.error);
     return;
@@ -224,6 +225,9 @@ nlohmann::ordered_json EvidenceJson(const symbolic::NumericEvidence& evidence) {
   j["counterexamples"] = evidence.counterexamples;
   j["marginal"] = evidence.marginal;
   j["classification"] = evidence.classification;
+  // Only for a run the memory budget resized (docs/report-format.md): other reports keep their
+  // keys.
+  if (!evidence.resized.empty()) j["resized"] = evidence.resized;
   return j;
 }
 
@@ -348,6 +352,13 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
   AppendRow(out, "e-graph nodes",
             "max " + std::to_string(result.max_egraph_nodes) + ", total " +
                 std::to_string(result.total_egraph_nodes));
+  // Shown when a local problem was reused (memo.h), so that reports of models without repeated
+  // structure are those of an unmemoized run.
+  if (result.local_reused > 0) {
+    AppendRow(out, "local problems",
+              std::to_string(result.local_solved) + " solved, " +
+                  std::to_string(result.local_reused) + " reused (identical up to renaming)");
+  }
   if (!info.hints.empty()) {
     AppendRow(out, "hints",
               std::to_string(result.hints_given) + " from " + info.hints + ": " +
@@ -451,6 +462,9 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
   stats["status_counts"] = StatusCounts(result);
   stats["max_egraph_nodes"] = result.max_egraph_nodes;
   stats["total_egraph_nodes"] = result.total_egraph_nodes;
+  if (result.local_reused > 0) {
+    stats["local_problems"] = {{"solved", result.local_solved}, {"reused", result.local_reused}};
+  }
   if (!info.hints.empty()) {
     stats["hints"] = {{"given", result.hints_given},
                       {"proved", result.hints_proved},

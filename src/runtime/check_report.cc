@@ -36,8 +36,10 @@ std::string RelationFigures(const RelationCheck& c) {
                      " of max |S| " + Number(m.expected_scale) + "), tolerance " +
                      Number(m.tolerance);
   if (m.holds && m.tolerance_at_worst != m.tolerance) {
-    text += " (" + Number(m.tolerance_at_worst) + " at the largest difference, where |S| is above "
-            "the RMS " + Number(m.magnitude) + ")";
+    text += " (" + Number(m.tolerance_at_worst) +
+            " at the largest difference, where |S| is above "
+            "the RMS " +
+            Number(m.magnitude) + ")";
   }
   if (!m.holds) {
     text += "; worst at " + IndexText(m.worst_index) + ": S " + Number(m.expected_at_worst) +
@@ -120,6 +122,7 @@ std::string FormatCheckText(const CheckResult& result, const ir::Graph& s_graph,
   }
   if (!info.resize.empty()) row("resized", info.resize);
   if (!info.resize_dist.empty()) row("resized D", info.resize_dist);
+  if (!info.memory.empty()) row("memory", info.memory);
   row("inputs", "seed " + std::to_string(result.seed) + ", " + result.random_mode);
   row("device", result.device);
   row("collectives", result.collectives.empty() || result.collectives_note.empty()
@@ -151,6 +154,9 @@ nlohmann::ordered_json CheckReportJson(const CheckResult& result, const ir::Grap
                                                : nlohmann::ordered_json(info.from_verify)},
       {"resize", info.resize},
       {"resize_dist", info.resize_dist}};
+  // Only when the memory budget resized the run (docs/report-format.md), so other reports keep
+  // their keys.
+  if (!info.memory.empty()) j["memory"] = info.memory;
   j["seed"] = result.seed;
   j["random"] = result.random_mode;
   j["device"] = result.device;

@@ -26,6 +26,9 @@ struct CheckRunInfo {
   std::string verify_verdict;  // the verify report's verdict, if one was given
   std::string resize;          // "8=1,..." or ""
   std::string resize_dist;
+  // Set when the sizes were reduced to fit the memory budget (frontend/auto_resize.h): why and
+  // which ("estimated peak 19.2 GiB > budget 11.0 GiB: ran at 8=1 (...); estimate now 3.5 GiB").
+  std::string memory;
   bool timing = true;
 };
 

@@ -653,6 +653,9 @@ void AddFactoryMore(Table& t) {
   t["aten::new_empty.default"] = [like](const KernelCall& c) -> Out {
     return {at::zeros(c.IntList("size"), like(c))};
   };
+  t["aten::new_empty_strided.default"] = [like](const KernelCall& c) -> Out {
+    return {at::zeros(c.IntList("size"), like(c))};
+  };
   t["aten::new_zeros.default"] = [like](const KernelCall& c) -> Out {
     return {at::zeros(c.IntList("size"), like(c))};
   };
@@ -772,8 +775,11 @@ void AddLinalgMore(Table& t) {
     if (!c.IsNone("scale")) scale = c.Double("scale");
     auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
                                        std::nullopt, c.Bool("is_causal"), scale);
+    // Typed as the registry's rule (ir/shape_rules.cc): no cumulative lengths, scalar i64 RNG
+    // seed and offset, an empty debug mask.
     at::Tensor none = at::empty({0}, out.options().dtype(at::kLong));
-    return {out, lse, none, none, at::Tensor(), at::Tensor(), none, none,
+    at::Tensor seed = at::zeros({}, out.options().dtype(at::kLong));
+    return {out, lse, none, none, at::Tensor(), at::Tensor(), seed, seed,
             at::empty({0}, out.options())};
   };
   t["aten::_scaled_dot_product_efficient_attention.default"] = [](const KernelCall& c) -> Out {
@@ -784,9 +790,35 @@ void AddLinalgMore(Table& t) {
     if (!c.IsNone("scale")) scale = c.Double("scale");
     auto [out, lse] = AttentionWithLse(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
                                        c.OptionalTensor("attn_bias"), c.Bool("is_causal"), scale);
-    if (!c.Bool("compute_log_sumexp")) lse = at::empty({0}, out.options().dtype(at::kFloat));
+    // The CUDA kernel's log-sum-exp [B, H, ceil(L / 32) * 32] (rows past L are padding, 0 here),
+    // or [B, H, 0] without compute_log_sumexp, as the registry's rule types it.
+    const int64_t rows = c.Bool("compute_log_sumexp") ? (lse.size(-1) + 31) / 32 * 32 : 0;
+    lse = at::constant_pad_nd(lse.to(at::kFloat).slice(-1, 0, rows),
+                              {0, rows - std::min(rows, lse.size(-1))});
     at::TensorOptions index = out.options().dtype(at::kLong);
     return {out, lse, at::zeros({}, index), at::zeros({}, index)};
+  };
+  // ATen's own kernels (random only through dropout, which a deterministic run turns off).
+  t["aten::_scaled_dot_product_flash_attention_for_cpu.default"] = [](const KernelCall& c) -> Out {
+    if (c.Double("dropout_p") != 0.0 && !c.random().dropout_off) {
+      throw std::invalid_argument("attention dropout is not supported (run with dropout off)");
+    }
+    std::optional<double> scale;
+    if (!c.IsNone("scale")) scale = c.Double("scale");
+    auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
+        c.Tensor("query"), c.Tensor("key"), c.Tensor("value"), 0.0, c.Bool("is_causal"),
+        c.OptionalTensor("attn_mask"), scale);
+    return {out, lse};
+  };
+  t["aten::scaled_dot_product_attention.default"] = [](const KernelCall& c) -> Out {
+    if (c.Double("dropout_p") != 0.0 && !c.random().dropout_off) {
+      throw std::invalid_argument("attention dropout is not supported (run with dropout off)");
+    }
+    std::optional<double> scale;
+    if (!c.IsNone("scale")) scale = c.Double("scale");
+    return {at::scaled_dot_product_attention(c.Tensor("query"), c.Tensor("key"), c.Tensor("value"),
+                                             c.OptionalTensor("attn_mask"), 0.0,
+                                             c.Bool("is_causal"), scale, c.Bool("enable_gqa"))};
   };
 }
 

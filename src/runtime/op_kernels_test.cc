@@ -335,6 +335,12 @@ std::vector<OpCase> Cases() {
       {"aten::bitwise_or.Tensor", {B({5}), B({5})}, {In(0), In(1)}},
       {"aten::bitwise_not", {B({5})}, {In(0)}},
       {"aten::logical_not", {B({5})}, {In(0)}},
+      {"aten::logical_and", {B({2, 3}), R({3})}, {In(0), In(1)}},
+      {"aten::logical_or", {B({4, 1}), L({0, 2, 0})}, {In(0), In(1)}},
+      {"aten::tril", {R({4, 4})}, {In(0)}},
+      {"aten::triu", {R({3, 5})}, {In(0), 1}},
+      {"aten::view_as_complex", {R({3, 4, 2})}, {In(0)}},
+      {"aten::view_as_real", {at::view_as_complex(R({3, 4, 2}))}, {In(0)}},
       {"aten::masked_fill.Scalar", {R({2, 3}), B({2, 1})}, {In(0), In(1), 0}},
       {"aten::masked_fill.Tensor", {R({2, 3}), B({2, 3}), R({})}, {In(0), In(1), In(2)}},
       {"aten::neg", {R({4})}, {In(0)}},
@@ -372,6 +378,8 @@ std::vector<OpCase> Cases() {
       {"aten::empty_strided", {}, {Ints({2, 3}), Ints({3, 1})}, {kw("dtype", f32)}, false, true},
       {"aten::empty_like", {R({2, 3})}, {In(0)}, {}, false, true},
       {"aten::new_empty", {R({2, 3})}, {In(0), Ints({4})}, {}, false, true},
+      {"aten::new_empty_strided", {R({2, 3})}, {In(0), Ints({3, 4}), Ints({4, 1})}, {}, false,
+       true},
       {"aten::zeros", {}, {Ints({})}, {kw("dtype", ir::DType::kInt32)}},
       {"aten::ones", {}, {Ints({2})}},
       {"aten::full", {}, {Ints({2}), 3.5}},
@@ -419,6 +427,8 @@ std::vector<OpCase> Cases() {
       {"aten::max.dim", {R({2, 3})}, {In(0), -1}},
       {"aten::min.dim", {R({2, 3})}, {In(0), 0, true}},
       {"aten::argmax", {R({2, 3})}, {In(0), 1}},
+      {"aten::all.dim", {B({2, 3})}, {In(0), 1}},
+      {"aten::any.dim", {R({2, 3})}, {In(0), 0, true}},
       {"aten::logsumexp", {R({2, 3})}, {In(0), Ints({1})}},
       {"aten::var.correction", {R({2, 3})}, {In(0), Ints({1})}, {kw("correction", 0)}},
       {"aten::var_mean.correction", {R({2, 3})}, {In(0), Ints({1})}},
@@ -428,6 +438,7 @@ std::vector<OpCase> Cases() {
       {"aten::sort", {R({2, 5})}, {In(0)}, {kw("descending", true)}},
       {"aten::_softmax", {R({2, 5})}, {In(0), -1, false}},
       {"aten::_log_softmax", {R({2, 5})}, {In(0), -1, false}},
+      {"aten::_safe_softmax", {R({2, 5}).masked_fill(B({2, 1}), -INFINITY)}, {In(0), -1}},
       {"aten::_softmax_backward_data", {R({2, 5}), at::softmax(R({2, 5}), -1)},
        {In(0), In(1), -1, f32}},
       {"aten::_log_softmax_backward_data", {R({2, 5}), at::log_softmax(R({2, 5}), -1)},
@@ -478,6 +489,13 @@ std::vector<OpCase> Cases() {
                  return r;
                }});
   // Custom ops: functionalized, outputs (None, mutated arguments...).
+  // ATen's CPU attention (its own kernels, dropout off): compared with the dispatcher's call.
+  c.push_back({"aten::_scaled_dot_product_flash_attention_for_cpu",
+               {R({1, 4, 3, 4}), R({1, 2, 5, 4}), R({1, 2, 5, 4})},
+               {In(0), In(1), In(2), 0.0, true}});
+  c.push_back({"aten::scaled_dot_product_attention",
+               {R({1, 2, 3, 4}), R({1, 2, 5, 4}), R({1, 2, 5, 4}), B({3, 5})},
+               {In(0), In(1), In(2), In(3)}});
   c.push_back({"apex::fused_layer_norm_affine_fwd", {R({3, 2, 8}), R({8}), R({8})},
                {In(0), In(1), In(2), Ints({8}), 1e-5}, {}, false, false, [](const Refs& in) {
                  auto [out, mean, rstd] = at::native_layer_norm(in[0], {8}, in[1], in[2], 1e-5);

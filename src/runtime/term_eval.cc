@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,9 @@ class Evaluator {
     }
     if (op == "rope") return Rope(T(n, 0), T(n, 1), T(n, 2), I(n, 3), I(n, 4) != 0);
     if (op == "attention") return Attention(T(n, 0), T(n, 1), T(n, 2));
+    if (op == "safe_softmax") return SafeSoftmax(T(n, 0), I(n, 1));
+    if (op == "sdpa") return Sdpa(T(n, 0), T(n, 1), T(n, 2), std::nullopt, I(n, 3) != 0, F(n, 4));
+    if (op == "sdpa_mask") return Sdpa(T(n, 0), T(n, 1), T(n, 2), T(n, 3), false, F(n, 4));
     if (op == "masked_fill") return at::masked_fill(T(n, 0), T(n, 1), F(n, 2));
     if (op == "embedding") {
       // Rows of an n-d weight [E, ...] (at::embedding takes 2-d tables only): ids.shape + w[1:].
@@ -231,6 +235,32 @@ class Evaluator {
     at::Tensor future = at::ones({q.size(0), k.size(0)}, q.options().dtype(at::kBool)).triu(1);
     scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
     return at::einsum("hts,shd->thd", {at::softmax(scores, -1), vv});
+  }
+
+  // softmax over dim with the rows of -inf only at 0 (aten::_safe_softmax's definition).
+  static at::Tensor SafeSoftmax(const at::Tensor& x, int64_t dim) {
+    at::Tensor none = (x == -std::numeric_limits<double>::infinity()).all(dim, true);
+    return at::where(none, at::zeros({}, x.options()), at::softmax(x, dim));
+  }
+  // Scaled dot-product attention by its definition (not ATen's fused kernels): scores
+  // q k^T * scale over [..., Hq, L, S], kv heads repeated for GQA (query head h reads kv head
+  // h / (Hq / Hkv)), causal keeps key j <= query i, a bool mask keeps its true entries and a
+  // floating one is added; a row with nothing kept attends to nothing (safe softmax: 0).
+  static at::Tensor Sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         const std::optional<at::Tensor>& mask, bool causal, double scale) {
+    const int64_t group = q.size(-3) / k.size(-3);
+    at::Tensor kk = k.repeat_interleave(group, -3), vv = v.repeat_interleave(group, -3);
+    at::Tensor scores = at::matmul(q, kk.transpose(-2, -1)) * scale;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (causal) {
+      at::Tensor keep = at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)).tril();
+      scores = scores.masked_fill(keep.logical_not(), -inf);
+    }
+    if (mask) {
+      scores = mask->scalar_type() == at::kBool ? scores.masked_fill(mask->logical_not(), -inf)
+                                                : scores + *mask;
+    }
+    return at::matmul(SafeSoftmax(scores, -1), vv);
   }
 
   const symbolic::RecExpr& expr_;

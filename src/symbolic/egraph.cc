@@ -138,6 +138,12 @@ std::optional<ClassId> EGraph::Lookup(ENode node) const {
 }
 
 ClassId EGraph::AddUncanonical(ENode node) {
+  if (Tracing()) {
+    trace_->insert(trace_->end(),
+                   {1, node.op, node.payload, static_cast<int64_t>(node.children.size())});
+    trace_->insert(trace_->end(), node.children.begin(), node.children.end());
+  }
+  TraceScope scope(*this);
   node = Canonicalize(std::move(node));
   if (auto existing = LookupNodeId(node)) return *existing;
   ClassId id = static_cast<ClassId>(nodes_.size());
@@ -211,8 +217,13 @@ std::optional<ClassId> EGraph::LookupExpr(const RecExpr& expr) const {
 
 ReasonId EGraph::InternReason(std::string_view reason) {
   auto it = reason_ids_.find(std::string(reason));
-  if (it != reason_ids_.end()) return it->second;
+  // The name is not recorded, only which id it got: names reach explanations, never the state.
+  if (it != reason_ids_.end()) {
+    if (Tracing()) trace_->insert(trace_->end(), {3, it->second});
+    return it->second;
+  }
   ReasonId id = static_cast<ReasonId>(reasons_.size());
+  if (Tracing()) trace_->insert(trace_->end(), {3, id});
   reasons_.emplace_back(reason);
   reason_ids_.emplace(std::string(reason), id);
   return id;
@@ -240,6 +251,8 @@ void EGraph::MakeExplainRoot(ClassId node) {
 }
 
 bool EGraph::Union(ClassId a, ClassId b, ReasonId reason) {
+  if (Tracing()) trace_->insert(trace_->end(), {2, a, b, reason});
+  TraceScope scope(*this);
   ClassId root_a = FindMutable(a);
   ClassId root_b = FindMutable(b);
   if (root_a == root_b) return false;
@@ -285,6 +298,8 @@ bool EGraph::Union(ClassId a, ClassId b, ReasonId reason) {
 }
 
 size_t EGraph::Rebuild() {
+  if (Tracing()) trace_->push_back(4);
+  TraceScope scope(*this);
   size_t unions = 0;
   while (!pending_.empty() || !analysis_pending_.empty()) {
     while (!pending_.empty()) {

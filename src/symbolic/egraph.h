@@ -252,7 +252,25 @@ class EGraph {
 
   ENode Canonicalize(ENode node) const;
 
+  // Records every mutating call made from outside (AddUncanonical, Union, InternReason's result,
+  // Rebuild) into *trace from now on, and stops with nullptr; calls the graph makes on itself
+  // (congruence unions, an analysis's Modify) are consequences and are not recorded. The graph's
+  // state is a function of that record and of what its analyses read of each payload: equal
+  // records from a fresh graph give equal graphs (memoized local inference, memo.h).
+  void SetTrace(std::vector<int64_t>* trace) { trace_ = trace; }
+  size_t NumReasons() const { return reasons_.size(); }
+
  private:
+  // Depth of mutating calls in progress: only the outermost one is traced.
+  struct TraceScope {
+    explicit TraceScope(const EGraph& g) : graph(g) { ++graph.trace_depth_; }
+    ~TraceScope() { --graph.trace_depth_; }
+    TraceScope(const TraceScope&) = delete;
+    TraceScope& operator=(const TraceScope&) = delete;
+    const EGraph& graph;
+  };
+  bool Tracing() const { return trace_ != nullptr && trace_depth_ == 0; }
+
   struct EClass {
     std::vector<ENode> nodes;       // canonical after rebuild, sorted
     std::vector<ClassId> node_ids;  // original node id of each entry in `nodes`
@@ -285,6 +303,8 @@ class EGraph {
   // Lazily built index op -> classes containing it (valid while by_op_valid_).
   mutable std::vector<std::vector<ClassId>> by_op_;
   mutable bool by_op_valid_ = false;
+  std::vector<int64_t>* trace_ = nullptr;
+  mutable int trace_depth_ = 0;
 };
 
 template <class Derived, class DataT>

@@ -9,12 +9,15 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <type_traits>
 #include <unordered_set>
+#include <variant>
 
 #include "ir/op_registry.h"
 #include "symbolic/extract.h"
 #include "symbolic/index_domain.h"
 #include "symbolic/lowering.h"
+#include "symbolic/memo.h"
 #include "symbolic/tensor_lang.h"
 
 namespace gg::symbolic {
@@ -50,6 +53,89 @@ bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth = 0) {
     if (!InputFree(graph, graph.node(in.node), depth + 1)) return false;
   }
   return true;
+}
+
+// The D tensors (rank, tensor) an expression reads.
+void CollectDLeaves(const RelExpr& expr, std::set<std::pair<int32_t, TensorRef>>* out) {
+  ForEachDLeaf(expr, [&](const DTensor& d) { out->insert({d.rank, d.tensor}); });
+}
+
+// Plain relations (an S tensor equal to one D tensor, a replica) both ways.
+struct PlainRelations {
+  std::map<std::pair<int32_t, TensorRef>, std::vector<TensorRef>> s_of;  // D tensor -> S tensors
+  std::map<TensorRef, std::set<int32_t>> ranks_of;                       // S tensor -> ranks
+};
+
+// Where rank `rank`'s replica of a result left S's computation: the earliest D operator upstream
+// of `tensor` whose result no relation names while each input it reads is a replica of an S
+// tensor (or depends on no graph input), and where an S operator reading those S tensors has
+// replicas on other ranks but none on this one. That is the shape of a rank that computes a
+// replicated value differently (one rank's code path, a rank-dependent constant); a D tensor
+// that is merely unnamed (its S counterpart was related through other D tensors) is not claimed.
+// Empty when there is no such operator.
+std::string DDeparture(const ir::Graph& s_graph, const ir::Graph& d_graph, int32_t rank,
+                       TensorRef tensor, const std::set<std::pair<int32_t, TensorRef>>& related,
+                       const PlainRelations& plain) {
+  std::map<TensorRef, std::vector<ir::NodeId>> s_readers;
+  for (size_t id = 0; id < s_graph.nodes.size(); ++id) {
+    for (TensorRef in : s_graph.nodes[id].TensorInputs()) {
+      s_readers[in].push_back(static_cast<ir::NodeId>(id));
+    }
+  }
+  struct Found {
+    ir::NodeId d_node;
+    ir::NodeId s_node;
+  };
+  std::optional<Found> earliest;
+  std::set<ir::NodeId> seen;
+  std::vector<ir::NodeId> stack{tensor.node};
+  while (!stack.empty()) {
+    ir::NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const ir::Node& node = d_graph.node(id);
+    if (node.kind != ir::NodeKind::kOperator || InputFree(d_graph, node)) continue;
+    bool named = false;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      named |= related.count({rank, TensorRef{id, static_cast<int32_t>(o)}}) != 0;
+    }
+    if (named) continue;
+    std::set<TensorRef> s_inputs;  // the S tensors its inputs are replicas of
+    bool replicas = true;
+    for (TensorRef in : node.TensorInputs()) {
+      if (InputFree(d_graph, d_graph.node(in.node))) continue;
+      auto it = plain.s_of.find({rank, in});
+      if (it == plain.s_of.end()) {
+        replicas = false;
+        stack.push_back(in.node);
+        continue;
+      }
+      s_inputs.insert(it->second.begin(), it->second.end());
+    }
+    if (!replicas || s_inputs.empty() || (earliest && earliest->d_node < id)) continue;
+    // An S operator over those tensors whose replicas lack this rank's.
+    for (TensorRef u : s_inputs) {
+      auto readers = s_readers.find(u);
+      if (readers == s_readers.end()) continue;
+      for (ir::NodeId v : readers->second) {
+        const ir::Node& s_node = s_graph.node(v);
+        for (size_t o = 0; o < s_node.outputs.size(); ++o) {
+          auto ranks = plain.ranks_of.find(TensorRef{v, static_cast<int32_t>(o)});
+          if (ranks == plain.ranks_of.end() || ranks->second.count(rank)) continue;
+          if (!earliest || id < earliest->d_node || v < earliest->s_node) earliest = Found{id, v};
+        }
+      }
+    }
+  }
+  if (!earliest) return "";
+  const ir::Node& node = d_graph.node(earliest->d_node);
+  const ir::Node& s_node = s_graph.node(earliest->s_node);
+  std::string text = "rank " + std::to_string(rank) + " departs from S at " + node.name + " (" +
+                     node.op.ToString() + ")";
+  if (!node.source.empty()) text += " at " + node.source.ToString();
+  return text + ": its inputs are replicas of S tensors, but where S computes " + s_node.name +
+         " (" + s_node.op.ToString() + "), which other ranks replicate, rank " +
+         std::to_string(rank) + "'s result equals no S tensor";
 }
 
 ir::CollectiveKind CollectiveOf(const ir::Node& node) {
@@ -398,6 +484,14 @@ class LocalGraph {
     TensorAnalysis& analysis = egraph_.AddAnalysis(std::make_unique<TensorAnalysis>(leaves_));
     analysis.set_world_size(d_program.world_size());
     analysis_ = &analysis;
+    // Everything built from here on is the local problem's memo key (memo.h).
+    if (options.memoize) egraph_.SetTrace(&trace_);
+  }
+
+  // The calls that built the e-graph so far (memoize only); stops recording.
+  const std::vector<int64_t>& EndTrace() {
+    egraph_.SetTrace(nullptr);
+    return trace_;
   }
 
   EGraph& egraph() { return egraph_; }
@@ -421,6 +515,11 @@ class LocalGraph {
   ClassId SLeafNodeId(TensorRef ref) {
     SLeaf(ref);
     return s_leaves_[ref].first;
+  }
+  // The S leaf's node id, or -1 when it has none yet; adds nothing.
+  int64_t SLeafNodeIdIfAny(TensorRef ref) const {
+    auto it = s_leaves_.find(ref);
+    return it == s_leaves_.end() ? -1 : static_cast<int64_t>(it->second.first);
   }
 
   ClassId DLeaf(int32_t rank, TensorRef ref, int32_t hop) {
@@ -852,6 +951,7 @@ class LocalGraph {
   LeafTable leaves_;
   EGraph egraph_;
   TensorAnalysis* analysis_ = nullptr;
+  std::vector<int64_t> trace_;
   std::map<TensorRef, std::pair<ClassId, ClassId>> s_leaves_;  // ref -> (node id, class)
   std::map<DKey, DLeafState> d_leaves_;
   std::vector<DKey> frontier_;
@@ -937,22 +1037,6 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
     return RelExpr::Permute(*c, std::move(perm));
   }
   return std::nullopt;
-}
-
-// The reasons on the explanation path from `from_node` to each of `to_nodes` (" (reversed)" for
-// a step used against its direction), consecutive repeats merged: a relation's proof.
-std::vector<std::vector<std::string>> ProofReasons(const EGraph& egraph, ClassId from_node,
-                                                   std::span<const ClassId> to_nodes) {
-  std::vector<std::vector<std::string>> out(to_nodes.size());
-  auto runs = egraph.ExplainRuns(from_node, to_nodes);
-  for (size_t k = 0; k < runs.size(); ++k) {
-    if (!runs[k]) continue;
-    for (const ProofRun& run : *runs[k]) {
-      std::string r = egraph.ReasonName(run.reason) + (run.forward ? "" : " (reversed)");
-      if (out[k].empty() || out[k].back() != r) out[k].push_back(std::move(r));
-    }
-  }
-  return out;
 }
 
 // The S nodes the expected tensors depend on (through tensor inputs), as a mask. Assumed and
@@ -1220,6 +1304,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
     return local.egraph().Find(leaf);
   };
 
+  LocalProblemCache memo_cache;
   for (size_t idx = 0; idx < s_graph.nodes.size(); ++idx) {
     ir::NodeId id = static_cast<ir::NodeId>(idx);
     const ir::Node& node = s_graph.node(id);
@@ -1304,80 +1389,148 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
         }
         return true;
       };
-      RunReport report;
-      if (!goal(local.egraph())) {
-        Runner runner(local.egraph(), rules, hinted ? options.hint_limits : options.per_node);
-        runner.WithGoal(goal);
-        report = runner.Run();
+      const bool goal_reached = goal(local.egraph());
+      // The key: everything the saturation and extraction below can observe (memo.h).
+      // GG_DUMP_EGRAPH's operator is always saturated, so that its e-graph can be printed.
+      const char* dump = std::getenv("GG_DUMP_EGRAPH");
+      const bool dumping = dump != nullptr && node.name == dump;
+      const bool memoize = options.memoize && !dumping;
+      LocalProblemKey key;
+      const LocalSolution* solution = nullptr;
+      const std::vector<int64_t>* trace = options.memoize ? &local.EndTrace() : nullptr;
+      if (memoize) {
+        key.Add(hinted ? 1 : 0);
+        key.AddAll(*trace);
+        key.Add(static_cast<int64_t>(local.egraph().NumReasons()));
+        key.AddLeaves(local.leaves());
+        for (size_t i : outs) {
+          TensorRef ref{id, static_cast<int32_t>(i)};
+          key.Add(static_cast<int64_t>(i));
+          key.Add(local.SLeafNodeIdIfAny(ref));
+          key.AddType(*node.outputs[i].type);
+        }
+        for (const auto& [leaf, hint] : hint_classes) {
+          key.Add(leaf);
+          key.Add(hint);
+        }
+        solution = memo_cache.Find(key);
+      }
+      LocalSolution solved;
+      if (solution != nullptr) {
+        ++result.local_reused;
       } else {
-        report.stop = StopReason::kGoalReached;
-        report.nodes = local.egraph().NumNodes();
-        report.classes = local.egraph().NumClasses();
-      }
-      for (const auto& [leaf, hint] : hint_classes) {
-        a.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
-      }
-      outcome.stop = report.stop;
-      // Debugging aid for lemma authors: GG_DUMP_EGRAPH=<S node name> prints that operator's
-      // saturated local e-graph (every search of it) to stderr.
-      if (const char* dump = std::getenv("GG_DUMP_EGRAPH"); dump != nullptr && node.name == dump) {
-        std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
-      }
-      outcome.iterations = report.iterations;
-      outcome.egraph_nodes = local.egraph().NumNodes();
-      outcome.egraph_classes = local.egraph().NumClasses();
+        ++result.local_solved;
+        const size_t leaves_at_key = local.leaves().size();
+        solved.first_late_reason = static_cast<ReasonId>(local.egraph().NumReasons());
+        RunReport report;
+        if (!goal_reached) {
+          Runner runner(local.egraph(), rules, hinted ? options.hint_limits : options.per_node);
+          runner.WithGoal(goal);
+          report = runner.Run();
+        } else {
+          report.stop = StopReason::kGoalReached;
+        }
+        for (const auto& [leaf, hint] : hint_classes) {
+          solved.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
+        }
+        solved.stop = report.stop;
+        // Debugging aid for lemma authors: GG_DUMP_EGRAPH=<S node name> prints that operator's
+        // saturated local e-graph (every search of it) to stderr.
+        if (dumping) std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
+        solved.iterations = report.iterations;
+        solved.egraph_nodes = local.egraph().NumNodes();
+        solved.egraph_classes = local.egraph().NumClasses();
 
-      Extractor extractor(local.egraph(), AdditiveCost([&](const ENode& n) {
-                            return CleanNodeCost(local.leaves(), n);
-                          }));
+        Extractor extractor(local.egraph(), AdditiveCost([&](const ENode& n) {
+                              return CleanNodeCost(local.leaves(), n);
+                            }));
+        // Where the clock stopped the search is not a function of the key.
+        bool cacheable = report.stop != StopReason::kTimeLimit;
+        for (size_t i : outs) {
+          TensorRef ref{id, static_cast<int32_t>(i)};
+          ClassId cls = local.SLeaf(ref);
+          LocalSolution::Output& out = solved.outputs.emplace_back();
+          const TensorFacts& facts = local.analysis()[cls];
+          if (facts.conflict) {
+            out.conflict = facts.conflict_reason;
+            break;
+          }
+          auto best = extractor.Extract(cls);
+          if (!best) continue;
+          out.found = true;
+          ClassId leaf_node = local.SLeafNodeId(ref);
+          // The relations and their terms' nodes, in order; their proofs come from one walk of
+          // the explanation forest (a class can hold one D tensor per layer and rank).
+          std::vector<ClassId> term_nodes;
+          auto record = [&](const RecExpr& term) {
+            if (!ToRelExpr(term, term.root(), local.leaves())) return;
+            for (const ENode& n : term.nodes) {
+              if (n.op == TensorLanguage::Get().tensor &&
+                  n.payload >= static_cast<int64_t>(leaves_at_key)) {
+                cacheable = false;  // a leaf the key does not describe
+              }
+            }
+            out.terms.push_back(term);
+            term_nodes.push_back(local.egraph().AddExprUncanonical(term));
+          };
+          record(best->expr);
+          // Every D tensor in the class is a relation too (replicas on other ranks).
+          for (const ENode& n : local.egraph().Nodes(cls)) {
+            if (n.op != TensorLanguage::Get().tensor) continue;
+            if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
+            RecExpr single;
+            single.Add(n);
+            record(single);
+          }
+          for (auto& runs : local.egraph().ExplainRuns(leaf_node, term_nodes)) {
+            out.proofs.push_back(runs ? std::move(*runs) : std::vector<ProofRun>{});
+          }
+        }
+        for (size_t r = solved.first_late_reason; r < local.egraph().NumReasons(); ++r) {
+          solved.late_reasons.push_back(local.egraph().ReasonName(static_cast<ReasonId>(r)));
+        }
+        if (memoize && cacheable) {
+          solution = &memo_cache.Insert(key, std::move(solved));
+        } else {
+          solution = &solved;
+        }
+      }
+
+      // The outcome, from this problem's solution or an identical one's: its terms read against
+      // this e-graph's leaves name this problem's D tensors, its proofs this e-graph's reasons.
+      outcome.stop = solution->stop;
+      outcome.iterations = solution->iterations;
+      outcome.egraph_nodes = solution->egraph_nodes;
+      outcome.egraph_classes = solution->egraph_classes;
+      a.hints_proved = solution->hints_proved;
       bool all_found = true;
       std::string missing_detail;
-      for (size_t i : outs) {
-        TensorRef ref{id, static_cast<int32_t>(i)};
-        ClassId cls = local.SLeaf(ref);
-        const TensorFacts& facts = local.analysis()[cls];
-        if (facts.conflict) {
+      for (size_t k = 0; k < solution->outputs.size(); ++k) {
+        const LocalSolution::Output& out = solution->outputs[k];
+        TensorRef ref{id, static_cast<int32_t>(outs[k])};
+        if (out.conflict) {
           outcome.status = NodeStatus::kConflict;
-          outcome.detail = s_graph.ValueName(ref) + ": " + facts.conflict_reason;
+          outcome.detail = s_graph.ValueName(ref) + ": " + *out.conflict;
           all_found = false;
           break;
         }
-        auto best = extractor.Extract(cls);
-        if (!best) {
+        if (!out.found) {
           all_found = false;
           missing_detail = "no clean expression over D for " + s_graph.ValueName(ref);
-          if (opaque[i]) {
-            missing_detail += " (operator " + node.op.ToString() +
-                              " has no lowering into the tensor language)";
+          if (opaque[outs[k]]) {
+            missing_detail +=
+                " (operator " + node.op.ToString() + " has no lowering into the tensor language)";
           }
           continue;
         }
-        ClassId leaf_node = local.SLeafNodeId(ref);
-        // The relations and their terms' nodes, in order; their proofs come from one walk of the
-        // explanation forest (a class can hold one D tensor per layer and rank).
-        std::vector<RelExpr> rels;
-        std::vector<ClassId> term_nodes;
-        auto record = [&](const RecExpr& term) {
-          auto rel = ToRelExpr(term, term.root(), local.leaves());
-          if (!rel) return;
-          rels.push_back(*rel);
-          term_nodes.push_back(local.egraph().AddExprUncanonical(term));
-        };
-        record(best->expr);
-        // Every D tensor in the class is a relation too (replicas on other ranks).
-        for (const ENode& n : local.egraph().Nodes(cls)) {
-          if (n.op != TensorLanguage::Get().tensor) continue;
-          if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
-          RecExpr single;
-          single.Add(n);
-          record(single);
-        }
-        std::vector<std::vector<std::string>> proofs =
-            ProofReasons(local.egraph(), leaf_node, term_nodes);
-        for (size_t k = 0; k < rels.size(); ++k) {
-          remember(Relation{ref, rels[k], "inferred"}, std::move(proofs[k]));
+        for (size_t t = 0; t < out.terms.size(); ++t) {
+          std::optional<RelExpr> rel = ToRelExpr(out.terms[t], out.terms[t].root(), local.leaves());
+          remember(Relation{ref, *rel, "inferred"},
+                   InstantiateProof(out.proofs[t], local.egraph(), *solution));
         }
       }
+      RunReport report;
+      report.stop = solution->stop;
       if (outcome.status != NodeStatus::kConflict) {
         if (all_found) {
           outcome.status = NodeStatus::kInferred;
@@ -1496,6 +1649,8 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   }
 
   // Expected output relations: each must be in the class of its S tensor.
+  std::optional<std::set<std::pair<int32_t, TensorRef>>> related_d;  // built on the first failure
+  PlainRelations plain;
   for (const Relation& expected : spec.expected_outputs) {
     OutputCheck check;
     check.expected = expected;
@@ -1505,7 +1660,9 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       result.outputs.push_back(std::move(check));
       continue;
     }
-    LocalGraph local(s_graph, d_program, d_index, options);
+    InferenceOptions check_options = options;
+    check_options.memoize = false;
+    LocalGraph local(s_graph, d_program, d_index, check_options);
     ClassId leaf = local.SLeaf(expected.s_tensor);
     for (const InferredRelation& rel : it->second) {
       if (rel.relation.expr == expected.expr) {
@@ -1537,6 +1694,29 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
                        ", which the lemmas do not show equal to the expectation (" +
                        std::string(StopReasonName(report.stop)) + ")";
         if (report.stop != StopReason::kSaturated) check.detail += " [limit]";
+        // An expected D tensor no relation names: say where its rank left S's computation.
+        if (!related_d) {
+          related_d.emplace();
+          for (const auto& [ref, rels] : known) {
+            for (const InferredRelation& rel : rels) {
+              CollectDLeaves(rel.relation.expr, &*related_d);
+              if (const auto* d = std::get_if<DTensor>(&rel.relation.expr.node().kind)) {
+                plain.s_of[{d->rank, d->tensor}].push_back(ref);
+                plain.ranks_of[ref].insert(d->rank);
+              }
+            }
+          }
+        }
+        std::set<std::pair<int32_t, TensorRef>> expected_leaves;
+        CollectDLeaves(expected.expr, &expected_leaves);
+        for (const auto& [rank, tensor] : expected_leaves) {
+          if (related_d->count({rank, tensor})) continue;
+          std::string departure =
+              DDeparture(s_graph, d_program.rank(rank), rank, tensor, *related_d, plain);
+          if (departure.empty()) continue;
+          check.detail += "; " + departure;
+          break;
+        }
       }
     }
     result.outputs.push_back(std::move(check));

@@ -15,6 +15,10 @@
 // searched over the D operators on the paths from its inputs' related D tensors to the hinted
 // ones, within a small budget; what that does not prove goes to the full search. Nothing is
 // trusted: the relation kept is the one the e-graph proves, so a wrong hint only costs work.
+//
+// Local problems repeat (identical layers): one equal to an earlier one up to a renaming of its
+// tensors (the same seeded e-graph, memo.h) takes that one's saturation and extraction, renamed,
+// instead of saturating again; the report is the same, with the counts in VerifyResult.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +58,10 @@ struct InferenceOptions {
   // Called with each S operator before its search (empty: none). For a progress display
   // (report/progress.h) only: it must not throw or change what is inferred.
   std::function<void(ir::NodeId)> progress;
+  // Reuse the solution of a local problem for every later one equal to it up to a renaming of
+  // its tensors (memo.h: the same seeded e-graph, so the same saturation); false solves each
+  // afresh (`verify --no-memo`). The verdict and relations are the same either way.
+  bool memoize = true;
 };
 
 enum class NodeStatus {
@@ -145,6 +153,9 @@ struct NumericEvidence {
   // What the S tensors of the operator where the proof stopped equal numerically, by fingerprints
   // ("y: sum: y@0, y@1 (error 1.1e-07, tolerance 3.8e-06)"): a match points at a missing lemma.
   std::vector<std::string> classification;
+  // Why and at which sizes the run was made when its memory estimate was over the budget
+  // (frontend/auto_resize.h); "" at the verified sizes.
+  std::string resized;
 };
 
 struct OutputCheck {
@@ -171,6 +182,10 @@ struct VerifyResult {
   size_t hints_related = 0;    // S operators related by the search towards their hints
   size_t hints_fell_back = 0;  // S operators with hints that the full search decided
   size_t hints_proved = 0;     // hint expressions the search towards them proved equal
+  // Local problems (one per search of an S operator: the hint's, each deepening step) saturated
+  // afresh, and answered from an identical earlier one (InferenceOptions::memoize).
+  size_t local_solved = 0;
+  size_t local_reused = 0;
   double seconds = 0;
   // Every relation known per S tensor name (inputs, assumptions and inferred), for `explain`.
   std::map<std::string, std::vector<InferredRelation>> relations;

@@ -417,6 +417,42 @@ TEST_F(SharedTableTest, OneLayerReadingAnotherTableIsFoundThere) {
   EXPECT_EQ(s_.node(r.nodes[*r.first_failure].s_node).name, "h3") << Describe(r, s_);
 }
 
+// A replicated result that one rank computes differently from some operator on: every S operator
+// stays related (to the other rank's copy), so only the output check fails; it names the D
+// operator where that rank's program departs, with its source line.
+TEST(DepartureTest, ReplicatedOutputNamesTheOperatorWhereOneRankDeparts) {
+  auto program = [](int rank, const std::string& third) {
+    return "# Graph[rank=" + std::to_string(rank) + "](fw, gid=0)\n" +
+           "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4, 6]\"):\n"
+           "        a: \"f32[4, 6]\" = torch.ops.aten.sin.default(x)\n"
+           "        b: \"f32[4, 6]\" = torch.ops.aten.cos.default(a)\n"
+           "        # File: /src/model.py:7 in forward, code: h = h.tanh()\n"
+           "        c: \"f32[4, 6]\" = torch.ops.aten." +
+           third +
+           ".default(b)\n"
+           "        d: \"f32[4, 6]\" = torch.ops.aten.exp.default(c)\n"
+           "        return (d,)\n";
+  };
+  fs::path dir = fs::path(::testing::TempDir()) /
+                 ("gg_departure_" + std::to_string(static_cast<long>(::getpid())));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "dist");
+  std::ofstream(dir / "seq.py") << program(0, "tanh");
+  std::ofstream(dir / "dist" / "r0.py") << program(0, "tanh");
+  std::ofstream(dir / "dist" / "r1.py") << program(1, "sigmoid");
+  ir::Graph s = frontend::LoadGraph((dir / "seq.py").string());
+  ir::Program d = frontend::LoadProgram({(dir / "dist").string()});
+  fs::remove_all(dir);
+  RelationSpec spec = RelationSpec::Parse("input x = replicate\noutput d = replicate\n", "s.rel");
+  VerifyResult r =
+      Verify(s, d, EvaluateSpec(spec, s, d), LemmaCatalogue::Default().Rules(), InferenceOptions{});
+  EXPECT_EQ(r.verdict, Verdict::kUnknown) << Describe(r, s);
+  EXPECT_FALSE(r.first_failure.has_value()) << Describe(r, s);
+  EXPECT_NE(r.summary.find("rank 1 departs from S at c (aten::sigmoid.default) at /src/model.py:7"),
+            std::string::npos)
+      << r.summary;
+}
+
 // ---- regions (tests/data/regions/mlp): cut, expect, inputs outside the region -------------------
 
 VerifyResult VerifyRegion(const std::string& spec_file, const std::string& dist,

@@ -1068,6 +1068,64 @@ bool GqaSplits(const EGraph& g, const Bindings& b) {
   return true;
 }
 
+// (sdpa (concat ?d ?xs...) (concat ?d ?ys...) (concat ?d ?zs...) ...): q, k, v pieces of one rank
+// r >= 3 split alike along a batch dim (d < r-3), or along the head dim (d = r-3) in groups
+// that keep the GQA ratio Hq / Hkv (each query head still reads its own kv head); with a mask
+// (?m), the mask broadcasts along d (right-aligned: absent or size 1 there).
+bool SdpaSplits(const EGraph& g, const Bindings& b) {
+  const auto& qs = b.List("xs");
+  const auto& ks = b.List("ys");
+  const auto& vs = b.List("zs");
+  if (qs.size() != ks.size() || qs.size() != vs.size() || qs.empty()) return false;
+  auto first = ShapeOf(g, qs.front());
+  if (!first || first->size() < 3) return false;
+  const size_t r = first->size();
+  auto d = Norm(IntOf(g, b.Var("d")), r);
+  if (!d || *d > static_cast<int64_t>(r) - 3) return false;
+  int64_t hq = 0, hkv = 0;
+  for (size_t i = 0; i < qs.size(); ++i) {
+    auto q = ShapeOf(g, qs[i]), k = ShapeOf(g, ks[i]), v = ShapeOf(g, vs[i]);
+    if (!q || !k || !v || q->size() != r || k->size() != r || v->size() != r) return false;
+    if ((*k)[*d] != (*v)[*d] || (*k)[*d] == 0) return false;
+    hq += (*q)[*d];
+    hkv += (*k)[*d];
+  }
+  if (*d + 3 < static_cast<int64_t>(r)) {
+    for (size_t i = 0; i < qs.size(); ++i) {
+      if ((*ShapeOf(g, qs[i]))[*d] != (*ShapeOf(g, ks[i]))[*d]) return false;
+    }
+  } else {
+    if (hq % hkv != 0) return false;
+    for (size_t i = 0; i < qs.size(); ++i) {
+      if ((*ShapeOf(g, qs[i]))[*d] != (*ShapeOf(g, ks[i]))[*d] * (hq / hkv)) return false;
+    }
+  }
+  if (std::optional<ClassId> m = MaybeVar(b, "m")) {
+    auto ms = ShapeOf(g, *m);
+    if (!ms || ms->size() > r) return false;
+    const int64_t at = *d - static_cast<int64_t>(r - ms->size());
+    if (at >= 0 && (*ms)[at] != 1) return false;
+  }
+  return true;
+}
+
+// (sdpa (concat ?d ?xs...) ?k ?v ...): the query heads (d = r-3) split while k and v hold one
+// kv head, which every query head reads (multi-query attention; a TP rank's replicated kv head).
+bool SdpaSharedKv(const EGraph& g, const Bindings& b) {
+  auto q = ShapeOf(g, b.List("xs").front());
+  auto k = ShapeOf(g, b.Var("k"));
+  if (!q || !k || q->size() < 3 || k->size() != q->size()) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), q->size());
+  if (!d || *d + 3 != static_cast<int64_t>(q->size()) || (*k)[*d] != 1) return false;
+  if (std::optional<ClassId> m = MaybeVar(b, "m")) {  // sdpa_mask: the mask broadcasts there
+    auto ms = ShapeOf(g, *m);
+    if (!ms || ms->size() > q->size()) return false;
+    const int64_t at = *d - static_cast<int64_t>(q->size() - ms->size());
+    if (at >= 0 && (*ms)[at] != 1) return false;
+  }
+  return true;
+}
+
 // ---- batch-merged attention (Megatron: [s, b, h, d] viewed as [s, b*h, d]) -----------------
 
 // ?xs and ?ys are concats along one batch dim ?d of a batched matmul (d < rank - 2) with
@@ -1338,6 +1396,8 @@ ConditionTable BuildConditions() {
   t.Add("same-type-as-y", SameTypeAsY);
   t.Add("rope-splits-at-heads", RopeSplitsAtHeads);
   t.Add("gqa-splits", GqaSplits);
+  t.Add("sdpa-splits", SdpaSplits);
+  t.Add("sdpa-shared-kv", SdpaSharedKv);
   t.Add("matmul-batch-splits-match", MatmulBatchSplitsMatch);
   t.Add("c-is-number", CIsNumber);
   t.Add("mask-same-shape", MaskSameShape);

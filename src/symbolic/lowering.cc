@@ -791,6 +791,50 @@ Outputs UnifiedAttention(const LowerContext& l) {
           l.Op("attention", {l.T("query"), l.T("key"), l.T("value"), l.N(code)})};
 }
 
+// _safe_softmax(x, dim, dtype): x converted to dtype first when one is given.
+Outputs SafeSoftmax(const LowerContext& l) {
+  ClassId x = l.T("self");
+  const ir::DType from = l.InType("self").dtype;
+  if (!l.IsNone("dtype") && l.Arg("dtype").as_dtype() != from) {
+    const ir::DType to = l.Arg("dtype").as_dtype();
+    if (ir::IsComplex(from) || ir::IsComplex(to)) throw NotCovered{};
+    x = l.Op("cast", {x, l.N(static_cast<int64_t>(to))});
+  }
+  return One(l.Op("safe_softmax", {x, l.N(l.Dim(l.I("dim")))}));
+}
+
+// scaled_dot_product_attention and the flash / efficient kernels: output 0 is (sdpa q k v causal
+// scale), or (sdpa_mask q k v mask scale) with a mask (with is_causal as well torch raises: not
+// covered); the scale defaults to 1/sqrt(E). Under dropout the result is a draw: opaque. Fewer kv
+// heads than query heads (GQA) only where the operator takes them (enable_gqa; the CPU kernel
+// broadcasts kv heads itself). The other outputs (logsumexp, philox seeds) stay opaque.
+Outputs Sdpa(const LowerContext& l) {
+  if (l.F("dropout_p") != 0.0) throw NotCovered{};
+  const int64_t hq = l.Size("query", 1), hkv = l.Size("key", 1);
+  const std::string& name = l.node().op.name;
+  if (hq != hkv) {
+    const bool gqa = name == "_scaled_dot_product_flash_attention_for_cpu" ||
+                     (name == "scaled_dot_product_attention" && !l.IsNone("enable_gqa") &&
+                      l.I("enable_gqa") != 0);
+    if (!gqa || hkv == 0 || hq % hkv != 0) throw NotCovered{};
+  }
+  // The efficient kernel calls its additive mask attn_bias.
+  const char* mask = name == "_scaled_dot_product_efficient_attention" ? "attn_bias" : "attn_mask";
+  const double scale =
+      l.IsNone("scale") ? 1.0 / std::sqrt(static_cast<double>(l.Size("query", 3))) : l.F("scale");
+  const bool causal = l.I("is_causal") != 0;
+  Outputs out(l.node().outputs.size(), std::nullopt);
+  if (out.empty()) throw NotCovered{};
+  if (!l.IsNone(mask)) {
+    if (causal) throw NotCovered{};
+    out[0] = l.Op("sdpa_mask", {l.T("query"), l.T("key"), l.T("value"), l.T(mask), l.Fl(scale)});
+  } else {
+    out[0] =
+        l.Op("sdpa", {l.T("query"), l.T("key"), l.T("value"), l.N(causal ? 1 : 0), l.Fl(scale)});
+  }
+  return out;
+}
+
 // Whether `ref` is arange(0, n) (aten::arange.default(n) or arange.start(0, n[, 1])).
 bool IsArangeTo(const ir::Graph& graph, ir::TensorRef ref, int64_t n) {
   const ir::Node& producer = graph.node(ref.node);
@@ -1017,6 +1061,11 @@ Outputs BitwiseAnd(const LowerContext& l) {
   return One(l.Op("and", {l.T("self"), l.T("other")}));
 }
 
+// logical_and / logical_or of any dtypes (nonzero is true): the language's and / or, whose
+// evaluation is ATen's logical_and / logical_or and whose type is bool.
+Outputs LogicalAnd(const LowerContext& l) { return One(l.Op("and", {l.T("self"), l.T("other")})); }
+Outputs LogicalOr(const LowerContext& l) { return One(l.Op("or", {l.T("self"), l.T("other")})); }
+
 Outputs BitwiseNot(const LowerContext& l) {
   if (l.InType("self").dtype != ir::DType::kBool) throw NotCovered{};
   return One(l.Op("not", {l.T("self")}));
@@ -1116,6 +1165,8 @@ const std::map<std::string, LowerFn>& Table() {
       {"index_put", IndexPut},
       {"log_softmax", LogSoftmax},
       {"log_softmax_backward_data", LogSoftmaxBackwardData},
+      {"logical_and", LogicalAnd},
+      {"logical_or", LogicalOr},
       {"lt", Lt},
       {"masked_fill", MaskedFill},
       {"max_dim", MaxDim},
@@ -1134,7 +1185,9 @@ const std::map<std::string, LowerFn>& Table() {
       {"reshape", Reshape},
       {"rms_norm", RmsNorm},
       {"rotary_embedding", RotaryEmbedding},
+      {"safe_softmax", SafeSoftmax},
       {"scatter_src", ScatterSrc},
+      {"sdpa", Sdpa},
       {"silu_and_mul", SiluAndMul},
       {"silu_backward", SiluBackward},
       {"slice", Slice},

@@ -133,6 +133,82 @@ TEST(LoweringTest, DropoutDrawsOnlyUnderAnRngModel) {
   }
 }
 
+constexpr char kAttentionAndEmpty[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, q: "f32[1, 4, 3, 8]", k: "f32[1, 2, 5, 8]", v: "f32[1, 2, 5, 8]"):
+        attn = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.0, True)
+        y: "f32[1, 4, 3, 8]" = attn[0]
+        lse: "f32[1, 4, 3]" = attn[1]
+        drop = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.1)
+        z: "f32[1, 4, 3, 8]" = drop[0]
+        e: "f32[3, 4]" = torch.ops.aten.new_empty_strided.default(q, [3, 4], [4, 1])
+        return (y, lse, z, e)
+)";
+
+// SDPA's output lowers to (sdpa ...) while its logsumexp stays opaque; under dropout the output
+// is a draw (opaque, unique to its graph); new_empty_strided's values are never trusted: two
+// calls on the same input are different opaque classes.
+TEST(LoweringTest, SdpaOutputLowersAndUninitializedBuffersAreUnique) {
+  ir::Graph g = frontend::ParseFx(kAttentionAndEmpty, "attention.py");
+  const TensorLanguage& lang = TensorLanguage::Get();
+  LeafTable leaves;
+  EGraph egraph(lang.ops());
+  const TensorAnalysis& analysis = egraph.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  TensorClassFn input = [&](ir::TensorRef ref) {
+    TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, ref, g.type(ref), g.ValueName(ref)};
+    return egraph.Add(lang.Tensor(leaves.Intern(leaf)));
+  };
+  auto lower = [&](const char* name, const std::string& salt) {
+    return LowerNode(egraph, analysis, g, g.Find(name)->node, input, salt);
+  };
+  LoweredNode attn = lower("y", "S:1");
+  ASSERT_EQ(attn.outputs.size(), 2u);
+  EXPECT_FALSE(attn.opaque[0]);
+  EXPECT_TRUE(attn.opaque[1]);
+  bool is_sdpa = false;
+  for (const ENode& n : egraph.Nodes(*attn.outputs[0])) is_sdpa |= lang.ops().Name(n.op) == "sdpa";
+  EXPECT_TRUE(is_sdpa);
+  EXPECT_EQ(analysis[*attn.outputs[0]].type, g.type(*g.Find("y")));
+  LoweredNode drop_s = lower("z", "S:2"), drop_d = lower("z", "D0:2");
+  EXPECT_TRUE(drop_s.opaque[0]);
+  EXPECT_NE(egraph.Find(*drop_s.outputs[0]), egraph.Find(*drop_d.outputs[0]));
+  LoweredNode empty_s = lower("e", "S:3"), empty_d = lower("e", "D0:3");
+  EXPECT_TRUE(empty_s.opaque[0]);
+  EXPECT_NE(egraph.Find(*empty_s.outputs[0]), egraph.Find(*empty_d.outputs[0]));
+}
+
+// Megatron's sinkhorn (unknown to the registry) and aten::nonzero (a data-dependent shape, u0)
+// load from their annotations and stay opaque: each reads its whole input, and the same call on
+// the same input is the same class (congruence), a different one another class.
+constexpr char kUnknownOps[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 4]"):
+        s: "f32[4, 4]" = torch.ops.megatron.sinkhorn.default(x)
+        s2: "f32[4, 4]" = torch.ops.megatron.sinkhorn.default(x)
+        n: "i64[u0, 2]" = torch.ops.aten.nonzero.default(x)
+        return (s, s2, n)
+)";
+
+TEST(LoweringTest, SinkhornAndNonzeroLoadOpaqueAndAreEqualByCongruenceOnly) {
+  ir::Graph g = frontend::ParseFx(kUnknownOps, "unknown_ops.py");
+  EXPECT_EQ(Reads(g, "s"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Reads(g, "n"), (std::vector<std::string>{"x"}));
+  const TensorLanguage& lang = TensorLanguage::Get();
+  LeafTable leaves;
+  EGraph egraph(lang.ops());
+  const TensorAnalysis& analysis = egraph.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  ir::TensorRef x = *g.Find("x");
+  TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, x, g.type(x), "x"};
+  ClassId x_class = egraph.Add(lang.Tensor(leaves.Intern(leaf)));
+  TensorClassFn input = [&](ir::TensorRef) { return x_class; };
+  auto lower = [&](const char* name) {
+    return LowerNode(egraph, analysis, g, g.Find(name)->node, input, "S");
+  };
+  LoweredNode s = lower("s"), s2 = lower("s2"), n = lower("n");
+  ASSERT_TRUE(s.outputs[0] && s2.outputs[0] && n.outputs[0]);
+  EXPECT_TRUE(s.opaque[0] && s2.opaque[0] && n.opaque[0]);
+  EXPECT_EQ(egraph.Find(*s.outputs[0]), egraph.Find(*s2.outputs[0]));
+  EXPECT_NE(egraph.Find(*s.outputs[0]), egraph.Find(*n.outputs[0]));
+}
+
 // One operator, one place: the registry entry says what an operator means; a named lowering it
 // gives must exist, and every C++ lowering must be given by some entry (none left orphaned).
 TEST(LoweringTest, EveryNamedLoweringExistsAndIsNamedByAnOperator) {

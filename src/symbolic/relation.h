@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -111,6 +112,22 @@ struct Permute {
 struct RelNode {
   std::variant<DTensor, Concat, Slice, Sum, Max, Min, Scale, Reshape, Transpose, Permute> kind;
 };
+
+// Calls `visit` on every D tensor leaf of `expr`, left to right.
+template <class Visit>
+void ForEachDLeaf(const RelExpr& expr, Visit&& visit) {
+  std::visit(
+      [&](const auto& kind) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(kind)>, DTensor>) {
+          visit(kind);
+        } else if constexpr (requires { kind.children; }) {
+          for (const RelExpr& child : kind.children) ForEachDLeaf(child, visit);
+        } else {
+          ForEachDLeaf(kind.child, visit);
+        }
+      },
+      expr.node().kind);
+}
 
 // The type of `expr` evaluated over `program`; nullopt with the reason in *why when a leaf does
 // not exist or the shapes do not fit (e.g. concat of tensors that differ outside the concat dim).

@@ -89,6 +89,15 @@ const std::vector<TensorOpInfo> kOwnOps = {
     // rounds to the target per element, so it commutes with what moves elements (concat, slice,
     // reshape) and not with a sum (a sum of rounded terms is not the rounded sum).
     {"cast", 2, false, TensorRule::kCast},                // (cast x (num dtype))
+    // softmax whose rows of -inf only are 0 rather than NaN (aten::_safe_softmax, what SDPA's
+    // math path applies so that a fully masked query row attends to nothing).
+    {"safe_softmax", 2, false, TensorRule::kUnary},       // (safe_softmax x dim)
+    // Scaled dot-product attention, safe_softmax(q k^T * scale [+ mask]) v over the last two
+    // dims, query head h reading kv head h / (Hq / Hkv) (GQA). sdpa: causal 1 masks key j > query
+    // i (top-left aligned, as torch's is_causal); sdpa_mask: a bool mask keeps its true entries,
+    // a floating one is added to the scores.
+    {"sdpa", 5, false, TensorRule::kSdpa},                // (sdpa q k v (num causal) (flt scale))
+    {"sdpa_mask", 5, false, TensorRule::kSdpa},           // (sdpa_mask q k v mask (flt scale))
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -564,6 +573,49 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
         return fail("cast dtype is not a dtype code");
       }
       return TensorType{static_cast<DType>(*code), type_of(0)->shape};
+    }
+    case TensorRule::kSdpa: {
+      const auto& q = type_of(0);
+      const auto& k = type_of(1);
+      const auto& v = type_of(2);
+      if (!q || !k || !v) return fail("sdpa needs query, key and value tensors");
+      const size_t r = q->shape.size();
+      if (r < 3 || k->shape.size() != r || v->shape.size() != r) {
+        return fail("sdpa needs query, key and value of one rank >= 3");
+      }
+      for (size_t i = 0; i + 3 < r; ++i) {
+        if (q->shape[i] != k->shape[i] || q->shape[i] != v->shape[i]) {
+          return fail("sdpa batch dims differ: " + Str(q->shape) + ", " + Str(k->shape) + ", " +
+                      Str(v->shape));
+        }
+      }
+      const ir::Dim &hq = q->shape[r - 3], &hkv = k->shape[r - 3];
+      if (!hq.is_static() || !hkv.is_static() || hkv.value() == 0 ||
+          hq.value() % hkv.value() != 0 || v->shape[r - 3] != hkv) {
+        return fail("sdpa query heads must be a multiple of the key/value heads: " + Str(q->shape) +
+                    ", " + Str(k->shape) + ", " + Str(v->shape));
+      }
+      if (q->shape[r - 1] != k->shape[r - 1] || k->shape[r - 2] != v->shape[r - 2]) {
+        return fail("sdpa head sizes or key lengths differ: " + Str(q->shape) + ", " +
+                    Str(k->shape) + ", " + Str(v->shape));
+      }
+      if (std::string_view(info.name) == "sdpa_mask") {
+        const auto& m = type_of(3);
+        Shape scores = q->shape;
+        scores[r - 1] = k->shape[r - 2];
+        if (!m || ir::BroadcastShapes(m->shape, scores) != scores) {
+          return fail("sdpa mask does not broadcast to the scores " + Str(scores));
+        }
+        if (m->dtype != DType::kBool && !ir::IsFloatingPoint(m->dtype)) {
+          return fail("sdpa mask must be bool or floating");
+        }
+      } else {
+        auto causal = int_of(3);
+        if (!causal || (*causal != 0 && *causal != 1)) return fail("sdpa causal flag is not 0/1");
+      }
+      TensorType out{q->dtype, q->shape};
+      out.shape[r - 1] = v->shape[r - 1];
+      return out;
     }
     case TensorRule::kOpaque: {
       auto code = node.children.empty() ? std::nullopt : int_of(0);

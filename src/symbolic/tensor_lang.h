@@ -51,6 +51,9 @@ enum class TensorRule : uint8_t {
   kOnehot,         // (onehot ids (num C) (num dtype)): integer ids [...] -> [..., C] of that dtype
   kCast,           // (cast x (num dtype)): x's shape, that dtype
   kOpaque,         // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
+  kSdpa,           // (sdpa q k v ...): q [B..., Hq, L, E], k [B..., Hkv, S, E], v [B..., Hkv, S, F]
+                   // -> [B..., Hq, L, F] (Hq a multiple of Hkv); sdpa_mask's mask broadcasts to
+                   // the scores [B..., Hq, L, S]
   kRegistry,       // an op mirroring a registry operator: that entry's shape rule
 };
 

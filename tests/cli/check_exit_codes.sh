@@ -10,7 +10,7 @@ TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 GOALS="$ROOT/tests/data/goals"
 
-if ! "$GG" --help | grep -q '^  check '; then
+if ! grep -q '^  check ' <<<"$("$GG" --help)"; then
   code=0
   "$GG" check --seq x --dist y --relations z >"$TMP/out" 2>"$TMP/err" || code=$?
   [[ $code -eq 2 ]] || fail "laptop build: check exit $code, expected 2"

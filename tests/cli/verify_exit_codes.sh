@@ -98,6 +98,6 @@ expect_bad_input "hops" verify --seq "$C/seq.py" --dist "$C/dist" --relations "$
 for option in --seq --dist --relations --json --max-nodes --max-iterations --timeout-ms --hops --no-timing --no-numeric --seed; do
   grep -q -- "$option" "$TMP/help" || fail "verify --help does not list $option"
 done
-"$GG" --help | grep -q '^  verify ' || fail "--help does not list verify"
-"$GG" --help | grep -q '^  explain ' || fail "--help does not list explain"
+grep -q '^  verify ' <<<"$("$GG" --help)" || fail "--help does not list verify"
+grep -q '^  explain ' <<<"$("$GG" --help)" || fail "--help does not list explain"
 echo "ok"

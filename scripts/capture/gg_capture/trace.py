@@ -67,6 +67,52 @@ def out_of_place(gm):
     gm.recompile()
 
 
+def _views(base, skip):
+    """Every node that aliases base through a chain of view operators (except skip)."""
+    found, todo = [], [base]
+    while todo:
+        for u in todo.pop().users:
+            if (u is not skip and u not in found and isinstance(u.target, torch._ops.OpOverload)
+                    and any(r.alias_info is not None for r in u.target._schema.returns)):
+                found.append(u)
+                todo.append(u)
+    return found
+
+
+def out_variants(gm):
+    """Rewrite `op(..., out=t)` (an .out overload writing a graph-internal tensor, as megatron-core's
+    `torch.exp(x, out=x)`) as the functional overload; later readers of t read the new node. An
+    input is refused, and so is a destination with a view read after the write (it would see it).
+    """
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    for node in list(gm.graph.nodes):
+        if (node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload)
+                or node.target._overloadname != "out" or "out" not in node.kwargs):
+            continue
+        target = node.kwargs["out"]
+        name = node.target._schema.name
+        aliased = [v for v in _views(target, node) if order.get(v, -1) > order[node]
+                   or any(order.get(w, -1) > order[node] for w in v.users)]
+        if target.op != "call_function" or aliased:
+            raise ValueError(f"trace: cannot rewrite {name}.out into {target.name} "
+                             "(an input or an aliased tensor)")
+        functional = getattr(node.target.overloadpacket, "default", None)
+        if functional is None:
+            raise ValueError(f"trace: {name}.out has no functional overload")
+        kwargs = {k: v for k, v in node.kwargs.items() if k != "out"}
+        with gm.graph.inserting_before(node):
+            new = gm.graph.call_function(functional, node.args, kwargs)
+        new.meta = dict(node.meta)
+        for user in list(target.users):
+            if order.get(user, -1) > order[node]:
+                user.replace_input_with(target, new)
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+        order[new] = order[node]
+    gm.graph.lint()
+    gm.recompile()
+
+
 def sanitize(fqn):
     return fqn.replace(".", "_")
 
@@ -163,7 +209,11 @@ def _trace(program, tp, mode, groups, rank=0):
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
     gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
+        scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
     out_of_place(gm)
+    if any(getattr(n.target, "_overloadname", None) == "out" for n in gm.graph.nodes):
+        out_variants(gm)
     if groups is None:
         groups = _process_groups(gm)
     input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names

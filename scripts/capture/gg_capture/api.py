@@ -1,0 +1,324 @@
+"""Capture a user's own program, with no edit of this package (`graphguard-capture`, capture()).
+
+The factory contract. A factory is any callable, named on the command line as MODULE:FACTORY:
+
+    def build(tp, **config):
+        ...
+        return model, inputs                 # or (model, inputs, plan), or gg_capture.Model(...)
+
+  tp       gg_capture.TP of the rank being captured: tp.size (the TP degree; 1 for the
+           sequential program S), tp.rank, tp.group (the fake process group to pass to
+           torch.distributed._functional_collectives). Every rank's model must be cut from the same
+           full weights: torch is seeded (manual_seed(0)) before each call, so draw them with
+           torch.randn & co. in the same order on every rank (the tp.py layers take the full
+           weight and keep this rank's shard).
+  config   keyword arguments with defaults; `--set k=v` (or capture(..., k=v)) overrides them.
+  model    a torch.nn.Module. Its forward(**inputs) returns a tensor or a tuple of tensors; with
+           mode "joint" the first is the loss (a scalar), differentiated with respect to every
+           parameter. Either written with gg_capture's tensor-parallel layers
+           (ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding, ...; parameters
+           placed by hand with gg_capture.place) or a plain module plus a plan.
+  inputs   dict name -> tensor: the example inputs, the same on every rank (replicated unless
+           Model.input_placements says otherwise).
+  plan     a torch.distributed.tensor.parallel plan (module FQN -> ColwiseParallel(), ...) that
+           capture applies with parallelize_module on a 1-D mesh over the fake group when
+           tp.size > 1; placements are then read from the DTensors.
+
+gg_capture.Model(module, inputs, plan=None, input_placements=None, output_placements=None,
+loss_parallel=False) says more: placements are "replicate", "partial" or "shard(d)";
+output_placements (forward outputs, mode "fwd" of a tp.py program; default: every output
+replicated); loss_parallel: run forward and backward inside DTensor's loss_parallel().
+
+Errors in what the user gave (a module that does not import, a missing or non-callable factory,
+a wrong return value, a `--set` key the factory does not take) raise CaptureError, whose message
+names the problem and what to do; the command line prints it and exits 2.
+"""
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+
+import torch
+
+from . import fxjson, spec, trace
+from . import tp as tpmod
+from .models.base import Program
+
+
+class CaptureError(ValueError):
+    """A problem in what the user gave: the message says what and what to do."""
+
+
+@dataclasses.dataclass
+class Model:
+    module: torch.nn.Module
+    inputs: dict
+    plan: dict = None
+    input_placements: dict = None
+    output_placements: list = None
+    loss_parallel: bool = False
+
+
+def write(program, world, mode, out_dir):
+    """Trace S and every rank of D; write seq.json, dist.json and spec.rel into out_dir."""
+    os.makedirs(out_dir, exist_ok=True)
+    seq = trace.trace_rank(program, 1, 0, mode)
+    with open(os.path.join(out_dir, "seq.json"), "w") as f:
+        f.write(fxjson.program_text([seq.graph]))
+    ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
+    groups = {}
+    for r in ranks:
+        groups.update(r.groups)
+    if world > 1 and not groups:
+        groups = {"0": list(range(world))}
+    with open(os.path.join(out_dir, "dist.json"), "w") as f:
+        f.write(fxjson.program_text([r.graph for r in ranks], groups))
+    title = f"{program.name}: {program.plan}"
+    with open(os.path.join(out_dir, "spec.rel"), "w") as f:
+        f.write(spec.spec_text(title, ranks[0]))
+    return seq, ranks
+
+
+# ---- MODULE:FACTORY -------------------------------------------------------------------------
+
+def _user_frame(exc):
+    """file:line of the innermost frame of the exception outside torch and gg_capture."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch_dir = os.path.dirname(torch.__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith((here, torch_dir, "<frozen"))]
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def load_factory(ref):
+    """The callable named by 'MODULE:FACTORY' (MODULE a dotted module name or a .py file)."""
+    module_name, sep, attr = ref.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise CaptureError(f"{ref!r} is not MODULE:FACTORY; name the module and the factory "
+                           "function, e.g. mypkg.model:build or path/to/model.py:build")
+    try:
+        if module_name.endswith(".py"):
+            if not os.path.isfile(module_name):
+                raise CaptureError(f"no such file {module_name!r}; give the path of the .py file "
+                                   "that defines the factory")
+            name = os.path.splitext(os.path.basename(module_name))[0]
+            loader_spec = importlib.util.spec_from_file_location(name, module_name)
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[name] = module
+            loader_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except CaptureError:
+        raise
+    except ModuleNotFoundError as e:
+        missing = e.name or ""
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise CaptureError(
+                f"cannot import module {module_name!r}: {e}; run from the directory that holds "
+                f"it, add that directory to PYTHONPATH, or pip install your package") from None
+        raise CaptureError(f"importing {module_name!r} failed: {e}{_user_frame(e)}; install "
+                           f"{missing!r} into this Python environment") from None
+    except Exception as e:  # the user's module raised while being imported
+        raise CaptureError(f"importing {module_name!r} failed: {type(e).__name__}: {e}"
+                           f"{_user_frame(e)}") from None
+    if not hasattr(module, attr):
+        callables = sorted(n for n, v in vars(module).items()
+                           if callable(v) and not n.startswith("_")
+                           and getattr(v, "__module__", None) == module.__name__)
+        raise CaptureError(f"module {module_name!r} has no attribute {attr!r} (its callables: "
+                           f"{', '.join(callables) or 'none'}); name the factory that builds "
+                           "the model")
+    factory = getattr(module, attr)
+    if not callable(factory):
+        raise CaptureError(f"{ref} is not callable (type {type(factory).__name__}); name a "
+                           "function build(tp, **config) that returns (model, inputs)")
+    return factory
+
+
+def parse_value(text):
+    """A --set value: int, float, bool (true/false), else the string itself."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_sets(items):
+    config = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise CaptureError(f"--set {item!r} is not KEY=VALUE (e.g. --set layers=2 "
+                               "hidden=64)")
+        config[key] = parse_value(value)
+    return config
+
+
+def _check_config(factory, ref, config):
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: let the call say
+    params = list(sig.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                  inspect.Parameter.VAR_POSITIONAL)
+    if not params or params[0].kind not in positional:
+        raise CaptureError(f"{ref} must take the rank's TP group as its first positional "
+                           "argument: def build(tp, **config)")
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    takes = [p.name for p in params[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = [k for k in config if k not in takes]
+    if unknown:
+        raise CaptureError(f"{ref} takes no config key {', '.join(map(repr, unknown))} (it "
+                           f"takes: {', '.join(takes) or 'none'}); fix the --set key or add a "
+                           "keyword argument to the factory")
+
+
+_PLACEMENT_HELP = 'a placement is "replicate", "partial" or "shard(d)"'
+
+
+def parse_placement(text, what):
+    t = str(text).replace(" ", "")
+    if t in ("replicate", "partial"):
+        return (t,)
+    if t.startswith("shard(") and t.endswith(")"):
+        try:
+            return ("shard", int(t[6:-1]))
+        except ValueError:
+            pass
+    raise CaptureError(f"{what}: {text!r} is not a placement; {_PLACEMENT_HELP}")
+
+
+def _as_model(result, ref):
+    if isinstance(result, Model):
+        m = result
+    elif isinstance(result, tuple) and len(result) in (2, 3):
+        m = Model(*result)
+    else:
+        raise CaptureError(f"{ref} returned {type(result).__name__}; return (model, inputs), "
+                           "(model, inputs, plan) or gg_capture.Model(...)")
+    if not isinstance(m.module, torch.nn.Module):
+        raise CaptureError(f"{ref}: the model is a {type(m.module).__name__}, not a "
+                           "torch.nn.Module")
+    if (not isinstance(m.inputs, dict)
+            or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                       for k, v in m.inputs.items())):
+        raise CaptureError(f"{ref}: inputs must be a dict of name -> torch.Tensor (the "
+                           "keyword arguments of forward)")
+    if m.plan is not None and not isinstance(m.plan, dict):
+        raise CaptureError(f"{ref}: the plan is a {type(m.plan).__name__}; give a dict of module "
+                           "FQN -> ParallelStyle (ColwiseParallel(), RowwiseParallel(), ...)")
+    for k in m.input_placements or {}:
+        if k not in m.inputs:
+            raise CaptureError(f"{ref}: input_placements names {k!r}, which is not an input "
+                               f"(inputs: {', '.join(m.inputs)})")
+    return m
+
+
+class UserProgram(Program):
+    """A Program (models/base.py) made by a user's factory; see the module docstring."""
+
+    def __init__(self, factory, config=None, mode="fwd", ref=None):
+        config = dict(config or {})
+        self.ref = ref or (f"{getattr(factory, '__module__', '?')}:"
+                           f"{getattr(factory, '__qualname__', '?')}")
+        _check_config(factory, self.ref, config)
+        self.factory, self.config, self.mode = factory, config, mode
+        settings = "".join(f" {k}={v}" for k, v in config.items())
+        self.name = f"{self.ref}{settings}"
+        # Probe: the sequential model, so a wrong return value is reported before any tracing,
+        # and the kind (tp.py layers or a DTensor plan) is known before trace_rank picks a tracer.
+        probe = self._call(tpmod.TP())
+        self.dtensor = probe.plan is not None
+        self.plan = ("a DTensor plan applied with parallelize_module" if self.dtensor else
+                     "gg_capture tensor-parallel layers") + " (a user factory)"
+        self._model = None
+
+    def _call(self, tp):
+        torch.manual_seed(0)
+        try:
+            result = self.factory(tp, **self.config)
+        except CaptureError:
+            raise
+        except Exception as e:
+            raise CaptureError(f"{self.ref}(tp.size={tp.size}, tp.rank={tp.rank}) raised "
+                               f"{type(e).__name__}: {e}{_user_frame(e)}") from e
+        return _as_model(result, self.ref)
+
+    def build(self, tp):
+        m = self._model = self._call(tp)
+        module = m.module
+        if m.plan is not None and tp.size > 1:
+            from torch.distributed.tensor.parallel import parallelize_module
+            module = parallelize_module(module, tp.mesh, m.plan)
+        module.register_forward_hook(self._outputs_hook)
+        return module
+
+    def _outputs_hook(self, module, args, out):
+        """forward's result as the tuple trace.py expects; in joint mode the loss comes first."""
+        outs = (out,) if isinstance(out, torch.Tensor) else out
+        if not isinstance(outs, (tuple, list)) or not outs:
+            raise CaptureError(f"{self.ref}: forward returned {type(out).__name__}; return a "
+                               "tensor or a tuple of tensors")
+        if self.mode == "joint" and outs[0].dim() != 0:
+            raise CaptureError(f"{self.ref}: mode joint differentiates forward's first output, "
+                               f"which has shape {tuple(outs[0].shape)}; return the loss (a "
+                               "scalar) first")
+        self._n_outputs = len(outs)
+        return tuple(outs)
+
+    def data(self, tp):
+        return dict(self._model.inputs)
+
+    def data_placement(self, name):
+        given = (self._model.input_placements or {}).get(name)
+        return ("replicate",) if given is None else parse_placement(given, f"input {name}")
+
+    def output_placements(self):
+        given = self._model.output_placements
+        if given is None:
+            return [("replicate",)] * self._n_outputs
+        if len(given) != self._n_outputs:
+            raise CaptureError(f"{self.ref}: output_placements has {len(given)} entries, forward "
+                               f"returns {self._n_outputs} outputs")
+        return [parse_placement(p, f"output #{k}") for k, p in enumerate(given)]
+
+    def loss_context(self, tp):
+        if tp.size == 1 or not self._model.loss_parallel:
+            return contextlib.nullcontext()
+        from torch.distributed.tensor.parallel import loss_parallel
+        return loss_parallel()
+
+
+def capture(factory, tp=2, mode="fwd", out_dir=None, **config):
+    """Capture a user's program: seq.json, dist.json and spec.rel into out_dir.
+
+    factory: a callable (see the module docstring) or its 'MODULE:FACTORY' name; tp: the TP
+    degree of D; mode: "fwd" or "joint"; config: keyword arguments for the factory. Returns the
+    paths written, {"seq": ..., "dist": ..., "spec": ...}. Raises CaptureError on bad input."""
+    if mode not in ("fwd", "joint"):
+        raise CaptureError(f"mode {mode!r}: use 'fwd' (forward) or 'joint' (forward+backward)")
+    if not isinstance(tp, int) or tp < 1:
+        raise CaptureError(f"tp {tp!r}: the TP degree is a positive integer")
+    if out_dir is None:
+        raise CaptureError("out_dir is required: the directory for seq.json, dist.json, spec.rel")
+    ref = None
+    if isinstance(factory, str):
+        ref, factory = factory, load_factory(factory)
+    elif not callable(factory):
+        raise CaptureError(f"factory is a {type(factory).__name__}: give a callable or "
+                           "'MODULE:FACTORY'")
+    program = UserProgram(factory, config, mode, ref)
+    write(program, tp, mode, out_dir)
+    return {k: os.path.join(out_dir, f) for k, f in
+            (("seq", "seq.json"), ("dist", "dist.json"), ("spec", "spec.rel"))}
