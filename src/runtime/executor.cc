@@ -362,12 +362,15 @@ RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
                          " but the group has " + std::to_string(members.size()) + " ranks");
     }
     if (call.kind == ir::CollectiveKind::kBroadcast) {
-      int64_t src = args["src"].as_int();
-      call.source = -1;
-      for (size_t i = 0; i < members.size(); ++i) {
-        if (members[i] == src) call.source = static_cast<int64_t>(i);
+      // `_c10d_functional::broadcast`'s src is the ProcessGroup's root rank: a position in the
+      // group, not a global rank (torch.distributed.broadcast converts before calling it), as
+      // the symbolic lowering of broadcast reads it too.
+      call.source = args["src"].as_int();
+      if (call.source < 0 || call.source >= static_cast<int64_t>(members.size())) {
+        run.Fail(node, "broadcast src " + std::to_string(call.source) +
+                           " is not a position in its group of " + std::to_string(members.size()) +
+                           " ranks");
       }
-      if (call.source < 0) run.Fail(node, "broadcast source rank is not in the group");
     }
     if (call.kind == ir::CollectiveKind::kAllToAll) {
       for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {

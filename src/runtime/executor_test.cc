@@ -95,6 +95,36 @@ TEST(ExecuteProgram, CollectivesOverTwoAndFourRanks) {
   }
 }
 
+// A broadcast within a group of ranks {2, 3} of four: src is the position in the group (the
+// ProcessGroup's root rank), so src 1 is rank 3's value on both members.
+TEST(ExecuteProgram, BroadcastSourceIsAPositionInTheGroup) {
+  ir::Program p;
+  for (int r = 0; r < 4; ++r) {
+    Builder b;
+    b.g.rank = r;
+    b.g.file = "rank" + std::to_string(r) + ".py";
+    Value x = b.Input("x", F32({2}));
+    if (r >= 2) {
+      Value bc =
+          b.Op("bc", "_c10d_functional::broadcast.default", {x, int64_t(1), "pair"}, F32({2}));
+      b.g.outputs = {b.Op("y", "_c10d_functional::wait_tensor.default", {bc}, F32({2}))};
+    } else {
+      b.g.outputs = {x};
+    }
+    p.ranks.push_back(b.g);
+  }
+  p.groups["pair"] = {2, 3};
+  std::vector<GraphInputs> inputs;
+  for (int r = 0; r < 4; ++r) inputs.push_back({{at::full({2}, double(r))}, {}});
+  std::vector<ExecutionResult> out = ExecuteProgram(p, inputs);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(at::equal(out[2].outputs[0], at::full({2}, 3.0)));
+  EXPECT_TRUE(at::equal(out[3].outputs[0], at::full({2}, 3.0)));
+  // src 2 is no position in a group of two.
+  for (int r = 2; r < 4; ++r) p.ranks[r].nodes[1].args[1] = int64_t(2);
+  EXPECT_THROW(ExecuteProgram(p, inputs), InputError);
+}
+
 TEST(ExecuteProgram, MismatchedCollectivesAreInputErrors) {
   ir::Program p = CollectiveProgram(2, "sum");
   // Rank 1 stops before its reduce_scatter: rank 0 waits forever.
