@@ -1085,10 +1085,23 @@ class Evaluator {
     if (!type) Error(line, "relation for S tensor " + target.name + ": " + why);
     const ir::TensorType& s_type = s_.type(target.ref);
     if (type->shape != s_type.shape) {
-      Error(line, "relation for S tensor " + target.name + " has shape " +
-                      ir::ShapeToString(type->shape) + " but " + target.name + " has shape " +
-                      ir::ShapeToString(s_type.shape) + ": " + target.name + " == " +
-                      expr.ToString());
+      // Differing only where a size is symbolic: each graph's data-dependent sizes (u0 of
+      // .item(), renamed u0_s, u0_r<R> by the loader) are its own, never known equal.
+      bool symbolic_only = type->shape.size() == s_type.shape.size();
+      for (size_t i = 0; symbolic_only && i < s_type.shape.size(); ++i) {
+        symbolic_only = type->shape[i] == s_type.shape[i] || !type->shape[i].is_static() ||
+                        !s_type.shape[i].is_static();
+      }
+      Error(
+          line,
+          "relation for S tensor " + target.name + " has shape " + ir::ShapeToString(type->shape) +
+              " but " + target.name + " has shape " + ir::ShapeToString(s_type.shape) + ": " +
+              target.name + " == " + expr.ToString() +
+              (symbolic_only ? " (they differ in symbolic sizes: a data-dependent size such as u0 "
+                               "is each graph's own, so no relation over tensors it sizes can be "
+                               "stated; relate the tensors they are computed from, or capture "
+                               "with static sizes)"
+                             : ""));
     }
     out->push_back(Relation{target.ref, std::move(expr),
                             ast_.file + ":" + std::to_string(stmt_->line) + ": " + stmt_->text +

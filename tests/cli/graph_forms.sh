@@ -76,6 +76,8 @@ code=0
   --no-timing >"$TMP/out" 2>"$TMP/err" || code=$?
 [[ $code -eq 2 || $code -eq 3 ]] || fail "unbacked verify: exit $code: $(cat "$TMP/out" "$TMP/err")"
 grep -q 'u0_s' "$TMP/out" "$TMP/err" || fail "unbacked verify does not name S's u0: $(cat "$TMP/err")"
+grep -q "each graph's own" "$TMP/out" "$TMP/err" ||
+  fail "unbacked verify does not say why the sizes differ: $(cat "$TMP/err")"
 
 # An untyped constant read by an operator: file:line and what to do.
 expect_exit 2 stats "$F/constants/untyped.py"
