@@ -54,17 +54,23 @@ def out_of_place(gm):
         except AttributeError:
             raise ValueError(
                 f"trace: in-place {schema.name} has no out-of-place overload") from None
-        with gm.graph.inserting_before(node):
-            new = gm.graph.call_function(functional, node.args, node.kwargs)
-        new.meta = dict(node.meta)
-        for user in list(target.users):
-            if order.get(user, -1) > order[node]:  # readers after the mutation
-                user.replace_input_with(target, new)
-        node.replace_all_uses_with(new)
-        gm.graph.erase_node(node)
-        order[new] = order[node]
+        _replace_write(gm, order, node, target, functional, node.kwargs)
     gm.graph.lint()
     gm.recompile()
+
+
+def _replace_write(gm, order, node, target, functional, kwargs):
+    """Replace node, which writes target, by a call of functional with node's arguments (and
+    kwargs); readers of target after node (in the original order) read the new node."""
+    with gm.graph.inserting_before(node):
+        new = gm.graph.call_function(functional, node.args, kwargs)
+    new.meta = dict(node.meta)
+    for user in list(target.users):
+        if order.get(user, -1) > order[node]:  # readers after the write
+            user.replace_input_with(target, new)
+    node.replace_all_uses_with(new)
+    gm.graph.erase_node(node)
+    order[new] = order[node]
 
 
 def _views(base, skip):
@@ -99,16 +105,8 @@ def out_variants(gm):
         functional = getattr(node.target.overloadpacket, "default", None)
         if functional is None:
             raise ValueError(f"trace: {name}.out has no functional overload")
-        kwargs = {k: v for k, v in node.kwargs.items() if k != "out"}
-        with gm.graph.inserting_before(node):
-            new = gm.graph.call_function(functional, node.args, kwargs)
-        new.meta = dict(node.meta)
-        for user in list(target.users):
-            if order.get(user, -1) > order[node]:
-                user.replace_input_with(target, new)
-        node.replace_all_uses_with(new)
-        gm.graph.erase_node(node)
-        order[new] = order[node]
+        _replace_write(gm, order, node, target, functional,
+                       {k: v for k, v in node.kwargs.items() if k != "out"})
     gm.graph.lint()
     gm.recompile()
 
