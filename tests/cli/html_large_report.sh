@@ -7,7 +7,7 @@
 # chromium with every operator row in the DOM.
 # Usage: html_large_report.sh <graphguard> <repo root>
 set -euo pipefail
-GG=$(realpath "$1")
+GG=$(realpath "$1") ROOT=$(realpath "$2")
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 LAYERS=20 PER=100 BUG_LAYER=13 BUG_OP=50
@@ -64,17 +64,13 @@ grep -q '<section id="stopped">' "$page" || fail "no stopped-operator section"
 grep -q 'id="search"' "$page" || fail "no search box"
 echo "page: $size bytes, $groups groups, open: layers.$BUG_LAYER"
 
-browser=""
-for candidate in chromium chromium-browser; do
-  if command -v "$candidate" >/dev/null 2>&1; then browser=$candidate; break; fi
-done
+source "$ROOT/tests/cli/chromium.bash"
+find_browser
 if [[ -z $browser ]]; then
   echo "SKIP: no chromium on PATH (the page's structure was checked above)"
   exit 0
 fi
-flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$TMP/profile")
-timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$page" >"$TMP/dom.html" 2>"$TMP/chromium.err" ||
-  fail "$browser --dump-dom failed: $(tail -5 "$TMP/chromium.err")"
+dump_dom "$page" "$TMP/dom.html"
 grep -q '<h1 id="verdict" class="unknown">' "$TMP/dom.html" || fail "no verdict in the rendered DOM"
 # Every S node (the 21 inputs and the 2,000 operators) has its row in the rendered graph.
 rows=$(grep -oE '<tr id="n-[0-9]+"' "$TMP/dom.html" | sort -u | wc -l)

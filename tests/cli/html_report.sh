@@ -41,17 +41,13 @@ code=0
 [[ $code -eq 2 ]] || fail "--html - --json -: exit $code, expected 2 (usage)"
 
 # The rendered DOM, in a real browser.
-browser=""
-for candidate in chromium chromium-browser; do
-  if command -v "$candidate" >/dev/null 2>&1; then browser=$candidate; break; fi
-done
+source "$ROOT/tests/cli/chromium.bash"
+find_browser
 if [[ -z $browser ]]; then
   echo "SKIP: no chromium on PATH"
   exit 0
 fi
-flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$TMP/profile")
-timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$page" >"$TMP/dom.html" 2>"$TMP/chromium.err" ||
-  fail "$browser --dump-dom failed: $(tail -5 "$TMP/chromium.err")"
+dump_dom "$page" "$TMP/dom.html"
 # The h1 as rendered: the verdict text, escaped as HTML would.
 python3 - "$TMP/dom.html" "$verdict" <<'PY' || fail "the verdict is not in the rendered DOM"
 import html, sys
@@ -62,7 +58,7 @@ PY
 grep -q 'id="search"' "$TMP/dom.html" || fail "no search box in the rendered DOM"
 shot=$TMP/html-report.png
 [[ ${GG_UPDATE_SCREENSHOT:-} == 1 ]] && shot=$ROOT/docs/html-report.png
-timeout 120 "$browser" "${flags[@]}" --screenshot="$shot" --window-size=1280,900 \
+timeout 120 "$browser" "${browser_flags[@]}" --screenshot="$shot" --window-size=1280,900 \
   "file://$page" >/dev/null 2>>"$TMP/chromium.err" ||
   fail "$browser --screenshot failed: $(tail -5 "$TMP/chromium.err")"
 [[ $(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "no PNG at $shot"
