@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/liveness.h"
 #include "ir/op_registry.h"
 
 namespace gg::frontend {
@@ -54,15 +55,8 @@ uint64_t TensorBytes(const ir::TensorType& type) {
 GraphMemory EstimateGraphMemory(const ir::Graph& graph, int temporaries) {
   GraphMemory memory;
   const size_t n = graph.nodes.size();
-  // Last use of every value, as the executor computes it (ComputeLastUses).
-  std::map<ir::TensorRef, size_t> last_use;
-  for (size_t i = 0; i < n; ++i) {
-    const ir::Node& node = graph.nodes[i];
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      last_use[{static_cast<ir::NodeId>(i), static_cast<int32_t>(o)}] = i;
-    }
-    for (const ir::TensorRef& ref : node.TensorInputs()) last_use[ref] = i;
-  }
+  // Last use of every value, the executor's (it frees a value after that node).
+  const std::map<ir::TensorRef, size_t> last_use = ir::LastUses(graph);
   std::vector<uint64_t> freed_after(n, 0);
   std::vector<uint64_t> own(n, 0);  // bytes each node allocates
   for (size_t i = 0; i < n; ++i) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "ir/liveness.h"
 #include "ir/op_registry.h"
 #include "runtime/collectives.h"
 #include "runtime/op_kernels.h"
@@ -155,15 +156,7 @@ class RankRun {
       v.CollectTensors(&refs);
       pinned.insert(refs.begin(), refs.end());
     }
-    std::map<ir::TensorRef, size_t> last_use;
-    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-      const ir::Node& node = graph_.nodes[i];
-      for (size_t o = 0; o < node.outputs.size(); ++o) {
-        last_use[{static_cast<ir::NodeId>(i), static_cast<int32_t>(o)}] = i;
-      }
-      for (const ir::TensorRef& ref : node.TensorInputs()) last_use[ref] = i;
-    }
-    for (const auto& [ref, i] : last_use) {
+    for (const auto& [ref, i] : ir::LastUses(graph_)) {
       if (pinned.count(ref) == 0) frees_after_[i].push_back(ref);
     }
   }

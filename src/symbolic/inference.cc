@@ -1305,6 +1305,8 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   };
 
   LocalProblemCache memo_cache;
+  // Debugging aid for lemma authors: GG_DUMP_EGRAPH=<S node name> (read once per run).
+  const char* dump_egraph = std::getenv("GG_DUMP_EGRAPH");
   for (size_t idx = 0; idx < s_graph.nodes.size(); ++idx) {
     ir::NodeId id = static_cast<ir::NodeId>(idx);
     const ir::Node& node = s_graph.node(id);
@@ -1392,8 +1394,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
       const bool goal_reached = goal(local.egraph());
       // The key: everything the saturation and extraction below can observe (memo.h).
       // GG_DUMP_EGRAPH's operator is always saturated, so that its e-graph can be printed.
-      const char* dump = std::getenv("GG_DUMP_EGRAPH");
-      const bool dumping = dump != nullptr && node.name == dump;
+      const bool dumping = dump_egraph != nullptr && node.name == dump_egraph;
       const bool memoize = options.memoize && !dumping;
       LocalProblemKey key;
       const LocalSolution* solution = nullptr;
