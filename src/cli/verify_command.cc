@@ -98,6 +98,9 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
                               std::to_string(defaults.compute_hops) + ")"),
           OptionSpec::Flag("--no-memo",
                            "solve every local problem afresh (no reuse of identical ones)"),
+          OptionSpec::One("--dump-egraph", "NAME",
+                          "print the saturated local e-graphs of S operator NAME to stderr (for "
+                          "lemma authors; also GG_DUMP_EGRAPH=NAME)"),
       });
   return options;
 }
@@ -141,6 +144,11 @@ VerifyRun RunVerification(const ParsedCommand& command,
   options.per_node.time = std::chrono::milliseconds(run.info.timeout_ms);
   options.compute_hops = run.info.hops;
   options.memoize = !command.Has("--no-memo");
+  if (command.Has("--dump-egraph")) {
+    options.dump_egraph = command.One("--dump-egraph");
+  } else if (const char* name = std::getenv("GG_DUMP_EGRAPH")) {
+    options.dump_egraph = name;
+  }
 
   run.s_graph = frontend::LoadGraph(run.info.seq);
   run.d_program = frontend::LoadProgram(run.info.dist);

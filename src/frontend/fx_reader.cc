@@ -60,7 +60,13 @@ class Lexer {
       } else if (c == '#') {
         size_t end = text_.find('\n', i);
         if (end == std::string_view::npos) end = n;
-        if (open_.empty()) out.push_back({Tok::kComment, text_.substr(i, end - i), {}, line_});
+        if (open_.empty()) {
+          out.push_back({Tok::kComment, text_.substr(i, end - i), {}, line_});
+        } else {
+          // Inside brackets a comment ends no statement, but a multi-line signature's comment
+          // may say what the parameter is (`# ParamAOTInput(target='...')`).
+          bracket_comments_[line_] = text_.substr(i, end - i);
+        }
         i = end;
       } else if (IsNameStart(c)) {
         size_t b = i;
@@ -173,6 +179,9 @@ class Lexer {
   const std::string& file_;
   int line_ = 1;
   std::vector<std::pair<char, int>> open_;  // open brackets and their lines
+
+ public:
+  std::map<int, std::string_view> bracket_comments_;  // by line: comments inside brackets
 };
 
 // ---- parser ------------------------------------------------------------------------------------
@@ -231,7 +240,11 @@ int RankFromFileName(const std::string& file) {
 class FxParser {
  public:
   FxParser(std::string_view text, const std::string& file, const FxOptions& options)
-      : file_(file), options_(options), tokens_(Lexer(text, file).Run()) {}
+      : file_(file), options_(options) {
+    Lexer lexer(text, file);
+    tokens_ = lexer.Run();
+    bracket_comments_ = std::move(lexer.bracket_comments_);
+  }
 
   ir::Graph Parse() {
     graph_.file = file_;
@@ -392,6 +405,65 @@ class FxParser {
     if (text.substr(0, 8) == "No stack") source_ = {};
   }
 
+  // The FQN of a forward() parameter, when the dump says it: AOT's descriptor comment on the
+  // parameter's line (`# ParamAOTInput(target='l.weight')`, BufferAOTInput), or Dynamo's
+  // placeholder name, which spells the module path (`L_self_modules_l_parameters_weight_`).
+  std::string InputFqn(std::string_view name, int line) const {
+    auto it = bracket_comments_.find(line);
+    if (it != bracket_comments_.end()) {
+      for (std::string_view desc : {"ParamAOTInput(target=", "BufferAOTInput(target="}) {
+        size_t at = it->second.find(desc);
+        if (at == std::string_view::npos) continue;
+        size_t open = at + desc.size();
+        if (open >= it->second.size()) continue;
+        const char quote = it->second[open];
+        if (quote != '\'' && quote != '"') continue;
+        size_t close = it->second.find(quote, open + 1);
+        if (close == std::string_view::npos) continue;
+        return std::string(it->second.substr(open + 1, close - open - 1));
+      }
+    }
+    return DynamoFqn(name);
+  }
+
+  // `L_self_modules_a_modules_b_parameters_weight_` -> "a.b.weight" (also `l_self_...`, and
+  // `_buffers_`). Module and attribute names may themselves hold '_', so only the `_modules_`,
+  // `_parameters_` and `_buffers_` separators split; a name of another shape has no FQN.
+  static std::string DynamoFqn(std::string_view name) {
+    std::string_view rest = name;
+    if (rest.substr(0, 7) == "L_self_" || rest.substr(0, 7) == "l_self_") {
+      rest.remove_prefix(7);
+    } else {
+      return "";
+    }
+    if (rest.empty() || rest.back() != '_') return "";
+    rest.remove_suffix(1);
+    std::string fqn;
+    bool leaf = false;
+    while (!rest.empty()) {
+      std::string_view kind;
+      for (std::string_view k : {"modules_", "parameters_", "buffers_"}) {
+        if (rest.substr(0, k.size()) == k) kind = k;
+      }
+      if (kind.empty() || leaf) return "";
+      leaf = kind != "modules_";
+      rest.remove_prefix(kind.size());
+      // The part runs to the next separator (or to the end for the leaf).
+      size_t end = rest.size();
+      if (!leaf) {
+        end = std::string_view::npos;
+        for (std::string_view k : {"_modules_", "_parameters_", "_buffers_"}) {
+          end = std::min(end, rest.find(k));
+        }
+        if (end == std::string_view::npos) return "";
+      }
+      if (end == 0) return "";
+      fqn += (fqn.empty() ? "" : ".") + std::string(rest.substr(0, end));
+      rest.remove_prefix(end == rest.size() ? end : end + 1);
+    }
+    return leaf ? fqn : "";
+  }
+
   static bool IsTorchFrame(const std::string& file) {
     return file.rfind("torch/", 0) == 0 || file.find("/torch/") != std::string::npos;
   }
@@ -472,6 +544,7 @@ class FxParser {
       node.kind = ir::NodeKind::kInput;
       node.name = std::string(pname.text);
       node.def_line = pname.line;
+      node.fqn = InputFqn(pname.text, pname.line);
       node.outputs.push_back({node.name, ParseAnnotation(annot)});
       Define(pname, node.name, false, {static_cast<ir::NodeId>(graph_.nodes.size()), 0});
       graph_.AddNode(std::move(node));
@@ -635,7 +708,9 @@ class FxParser {
     }
     const Token* name = &first_name;
     const Token* annot = &first_annot;
+    int count = 0;
     while (true) {
+      ++count;
       if (!declared_.emplace(std::string(name->text), Declared{ParseAnnotation(*annot), name->line})
                .second) {
         Fail(*name,
@@ -652,6 +727,8 @@ class FxParser {
       }
       annot = &Next();
     }
+    // One leaf per line (expanded_def): its comment may be its AOT descriptor, as in a signature.
+    if (count == 1 && Peek().kind == Tok::kComment) bracket_comments_[Peek().line] = Peek().text;
     ExpectLineEnd();
   }
 
@@ -716,6 +793,7 @@ class FxParser {
       node.kind = ir::NodeKind::kInput;
       node.name = std::string(n->text);
       node.def_line = n->line;
+      node.fqn = InputFqn(node.name, it->second.line);
       node.outputs.push_back({node.name, it->second.type});
       Define(*n, node.name, false, {static_cast<ir::NodeId>(graph_.nodes.size()), 0});
       graph_.AddNode(std::move(node));
@@ -1384,6 +1462,8 @@ class FxParser {
   const std::string& file_;
   FxOptions options_;
   std::vector<Token> tokens_;
+  // By line: comments the lexer found inside brackets, and those of pytree leaf declarations.
+  std::map<int, std::string_view> bracket_comments_;
   size_t pos_ = 0;
   int depth_ = 0;
   State state_ = State::kHeader;

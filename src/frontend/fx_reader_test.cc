@@ -363,5 +363,50 @@ TEST(FxReaderCorpus, KeepsSourceLocationsAndTheLargestFileIsFast) {
   EXPECT_EQ(zeros.source.function, "forward_backward_no_pipelining");
 }
 
+// Inputs record their parameter FQN where the dump says it: AOT's descriptor comments on an
+// expanded signature, or the module path Dynamo spells in a placeholder's name.
+TEST(FxReader, RecordsInputFqns) {
+  const std::string aot =
+      "class GraphModule(torch.nn.Module):\n"
+      "    def forward(\n"
+      "        self,\n"
+      "        primals_1: \"f32[4, 4]\",  # ParamAOTInput(target='decoder.layers.0.fc_2.weight')\n"
+      "        primals_2: \"f32[4]\",  # BufferAOTInput(target=\"norm.running_mean\")\n"
+      "        primals_3: \"f32[2, 4]\",  # PlainAOTInput(idx=0)\n"
+      "    ):\n"
+      "        add: \"f32[2, 4]\" = torch.ops.aten.add.Tensor(primals_3, primals_2)\n"
+      "        return (add, primals_1)\n";
+  ir::Graph g = ParseFx(aot, "aot.py");
+  ASSERT_EQ(g.inputs.size(), 3u);
+  EXPECT_EQ(g.node(g.inputs[0]).fqn, "decoder.layers.0.fc_2.weight");
+  EXPECT_EQ(g.node(g.inputs[1]).fqn, "norm.running_mean");
+  EXPECT_EQ(g.node(g.inputs[2]).fqn, "");
+  const std::string dynamo =
+      "class GraphModule(torch.nn.Module):\n"
+      "    def forward(self, L_self_modules_decoder_modules_layers_modules_0_modules_mlp_modules_"
+      "linear_fc2_parameters_weight_: \"f32[4, 4]\", l_self_buffers_rope_inv_freq_: \"f32[4]\", "
+      "L_x_: \"f32[2, 4]\", L_self_modules_a_: \"f32[4]\", L_self_parameters_: \"f32[4]\"):\n"
+      "        return (L_x_,)\n";
+  g = ParseFx(dynamo, "dynamo.py");
+  ASSERT_EQ(g.inputs.size(), 5u);
+  EXPECT_EQ(g.node(g.inputs[0]).fqn, "decoder.layers.0.mlp.linear_fc2.weight");
+  EXPECT_EQ(g.node(g.inputs[1]).fqn, "rope_inv_freq");
+  EXPECT_EQ(g.node(g.inputs[2]).fqn, "");  // a user input
+  EXPECT_EQ(g.node(g.inputs[3]).fqn, "");  // a module, no parameter
+  EXPECT_EQ(g.node(g.inputs[4]).fqn, "");  // no attribute name
+  // A pytree signature's leaf declarations carry the descriptors (print_readable, expanded_def).
+  g = ParseFx(
+      "class joint(torch.nn.Module):\n"
+      "    def forward(self, x, scale):\n"
+      "        x_1: \"f32[4, 8]\"  # PlainAOTInput(idx=0)\n"
+      "        scale_1: \"f32[8]\"  # ParamAOTInput(target='norm.scale')\n"
+      "        x_1, scale_1, = fx_pytree.tree_flatten_spec(([x], {'scale':scale}), self._in_spec)\n"
+      "        return (x_1,)\n",
+      "joint.py");
+  ASSERT_EQ(g.inputs.size(), 2u);
+  EXPECT_EQ(g.node(g.inputs[0]).fqn, "");
+  EXPECT_EQ(g.node(g.inputs[1]).fqn, "norm.scale");
+}
+
 }  // namespace
 }  // namespace gg::frontend

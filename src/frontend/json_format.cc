@@ -79,6 +79,7 @@ Json NodeToJson(const ir::Graph& graph, const ir::Node& node) {
         Json{{"name", out.name}, {"type", out.type ? Json(out.type->ToString()) : Json(nullptr)}});
   }
   j["outputs"] = std::move(outputs);
+  if (!node.fqn.empty()) j["fqn"] = node.fqn;
   if (!(node.source == ir::SourceLocation{})) {
     j["source"] = Json{{"file", node.source.file},
                        {"line", node.source.line},
@@ -321,7 +322,8 @@ class JsonReader {
 
   void ReadNode(const Json& n, const Json& g, ir::Graph* graph) {
     if (!n.is_object()) Fail(g, "a node must be a JSON object");
-    CheckKeys(n, {"name", "kind", "op", "functionalized", "args", "kwargs", "outputs", "source"});
+    CheckKeys(
+        n, {"name", "kind", "op", "functionalized", "args", "kwargs", "outputs", "source", "fqn"});
     ir::Node node;
     node.def_line = LineOf(n);
     node.name = String(n, "name");
@@ -388,6 +390,12 @@ class JsonReader {
       if (node.kind == ir::NodeKind::kInput && !node.outputs[0].type) {
         Fail(n, "input '" + node.name + "' needs a type");
       }
+    }
+    if (n.contains("fqn")) {
+      // Optional (older files lack it): the module FQN of the parameter or buffer an input is.
+      if (node.kind != ir::NodeKind::kInput) Fail(n, "only inputs carry an \"fqn\"");
+      node.fqn = String(n, "fqn");
+      if (node.fqn.empty()) Fail(n, "\"fqn\" must be a non-empty string (or be left out)");
     }
     if (n.contains("source")) {
       const Json& s = n["source"];

@@ -242,5 +242,31 @@ TEST(JsonFormat, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_NE(e.problem().find("not a GraphGuard graph file"), std::string::npos) << e.what();
 }
 
+// The optional "fqn" of an input survives a round trip; older files without it still load.
+TEST(JsonFormat, KeepsInputFqns) {
+  const std::string text =
+      "{\"format\": \"graphguard-graph\", \"version\": 1, \"graph\": {\"name\": \"g\", \"rank\": 0,"
+      " \"nodes\": [\n"
+      "{\"name\": \"w\", \"kind\": \"input\", \"fqn\": \"decoder.fc.weight\","
+      " \"outputs\": [{\"name\": \"w\", \"type\": \"f32[2]\"}]},\n"
+      "{\"name\": \"x\", \"kind\": \"input\", \"outputs\": [{\"name\": \"x\", \"type\": "
+      "\"f32[2]\"}]}"
+      "\n], \"outputs\": [{\"ref\": \"w\"}]}}\n";
+  JsonGraphs content = ParseJson(text, "t.json");
+  ASSERT_EQ(content.graphs.size(), 1u);
+  EXPECT_EQ(content.graphs[0].nodes[0].fqn, "decoder.fc.weight");
+  EXPECT_EQ(content.graphs[0].nodes[1].fqn, "");
+  std::ostringstream out;
+  WriteJson(content.graphs[0], out);
+  JsonGraphs again = ParseJson(out.str(), "again.json");
+  EXPECT_EQ(again.graphs[0].nodes[0].fqn, "decoder.fc.weight");
+  EXPECT_EQ(out.str().find("\"fqn\"", out.str().find("\"x\"")), std::string::npos);
+  std::string bad = text;
+  bad.replace(bad.find("\"decoder.fc.weight\""), 19, "\"\"");
+  InputError e = ExpectInputError([&] { ParseJson(bad, "t.json"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(e.problem().find("\"fqn\" must be a non-empty string"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gg::frontend

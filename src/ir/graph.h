@@ -71,6 +71,9 @@ struct Node {
   std::vector<NamedArg> kwargs;
   std::vector<NodeOutput> outputs;
   SourceLocation source;      // captured framework location (may be empty)
+  // Inputs: the module FQN of the parameter or buffer it is ("decoder.layers.0.mlp.fc2.weight"),
+  // when the dump says it; empty otherwise. Specs may name inputs by it.
+  std::string fqn;
   int32_t def_line = 0;       // line of the definition in the graph file, for diagnostics
 
   // Tensor inputs in argument order (positional, then keyword), including those inside lists.

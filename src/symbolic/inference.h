@@ -62,6 +62,10 @@ struct InferenceOptions {
   // its tensors (memo.h: the same seeded e-graph, so the same saturation); false solves each
   // afresh (`verify --no-memo`). The verdict and relations are the same either way.
   bool memoize = true;
+  // A debugging aid for lemma authors (`verify --dump-egraph NAME`): the S operator of that
+  // name is always saturated (never answered from the memo) and each of its saturated local
+  // e-graphs is printed to stderr. Empty: none.
+  std::string dump_egraph;
 };
 
 enum class NodeStatus {

@@ -1364,4 +1364,90 @@ bool IsRelationOnly(const EGraph& egraph, const LoweredNode& lowered,
   return true;
 }
 
+std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
+                                       const std::vector<ClassId>& member_inputs, size_t position,
+                                       const ir::TensorType& out_type) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  const ir::OpInfo* info =
+      node.kind == ir::NodeKind::kOperator ? ir::OpRegistry::Default().Find(node.op) : nullptr;
+  if (!info || member_inputs.empty()) return std::nullopt;
+  ir::BoundArgs args(info->schema, node);
+  std::string reduce = "sum";
+  if (!info->traits.reduce_op_arg.empty()) {
+    const ir::Value& v = args[info->traits.reduce_op_arg];
+    if (v.is_string()) reduce = v.as_string();
+  }
+  std::transform(reduce.begin(), reduce.end(), reduce.begin(), ::tolower);
+  auto reduced = [&]() -> std::optional<ClassId> {
+    if (member_inputs.size() == 1) return member_inputs[0];
+    OpId op = reduce == "sum" || reduce == "avg" ? lang.sumr
+              : reduce == "max"                  ? lang.maxr
+              : reduce == "min"                  ? lang.minr
+                                                 : lang.opaque;
+    if (op == lang.opaque) return std::nullopt;
+    ClassId out = egraph.Add(ENode{op, 0, member_inputs});
+    if (reduce == "avg") {
+      out =
+          egraph.Add(ENode{lang.scale, 0, {out, egraph.Add(lang.Flt(1.0 / member_inputs.size()))}});
+    }
+    return out;
+  };
+  switch (info->traits.collective) {
+    case ir::CollectiveKind::kAllReduce:
+      return reduced();
+    case ir::CollectiveKind::kAllGather: {
+      if (member_inputs.size() == 1) return member_inputs[0];
+      std::vector<ClassId> children{egraph.Add(lang.Num(0))};
+      children.insert(children.end(), member_inputs.begin(), member_inputs.end());
+      return egraph.Add(ENode{lang.concat, 0, std::move(children)});
+    }
+    case ir::CollectiveKind::kReduceScatter: {
+      auto sum = reduced();
+      if (!sum || member_inputs.size() == 1) return sum;
+      if (out_type.shape.empty() || !out_type.shape[0].is_static()) return std::nullopt;
+      int64_t rows = out_type.shape[0].value();
+      int64_t start = rows * static_cast<int64_t>(position);
+      return egraph.Add(ENode{lang.slice,
+                              0,
+                              {*sum, egraph.Add(lang.Num(0)), egraph.Add(lang.Num(start)),
+                               egraph.Add(lang.Num(start + rows))}});
+    }
+    case ir::CollectiveKind::kBroadcast: {
+      int64_t src = args["src"].is_int() ? args["src"].as_int() : 0;
+      if (src < 0 || src >= static_cast<int64_t>(member_inputs.size())) return std::nullopt;
+      return member_inputs[src];
+    }
+    case ir::CollectiveKind::kAllToAll: {
+      // Equal splits only: member g's input is cut into n row chunks, chunk j goes to member j,
+      // so this member receives concat(0, chunk_position(input_g) for every g).
+      int64_t n = static_cast<int64_t>(member_inputs.size());
+      if (n == 1) return member_inputs[0];
+      if (out_type.shape.empty() || !out_type.shape[0].is_static()) return std::nullopt;
+      int64_t rows = out_type.shape[0].value();
+      if (rows % n != 0) return std::nullopt;
+      int64_t chunk = rows / n;
+      for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
+        const ir::Value& v = args[splits];
+        if (v.is_none()) continue;
+        if (!v.is_int_list()) return std::nullopt;
+        for (int64_t size : v.as_int_list()) {
+          if (size != chunk) return std::nullopt;
+        }
+      }
+      int64_t start = chunk * static_cast<int64_t>(position);
+      std::vector<ClassId> children{egraph.Add(lang.Num(0))};
+      for (ClassId input : member_inputs) {
+        children.push_back(
+            egraph.Add(ENode{lang.slice,
+                             0,
+                             {input, egraph.Add(lang.Num(0)), egraph.Add(lang.Num(start)),
+                              egraph.Add(lang.Num(start + chunk))}}));
+      }
+      return egraph.Add(ENode{lang.concat, 0, std::move(children)});
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace gg::symbolic

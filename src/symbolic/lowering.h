@@ -74,4 +74,14 @@ bool IsRelationOnly(const EGraph& egraph, const LoweredNode& lowered,
 bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
                          const ConstantValues* constants = nullptr);
 
+// Lowers one collective call given the classes of its inputs (one per member of its group, in
+// member order) and the position of the calling rank among the members: all-reduce to a
+// reduction over ranks (sumr, maxr, minr; avg scales the sum), all-gather to a concat,
+// reduce-scatter to this member's slice of the sum, broadcast to the source's input, all-to-all
+// (equal splits only) to the concat of this member's chunk of every input. nullopt when the call
+// cannot be said in the tensor language (another reduction, uneven splits, dynamic sizes).
+std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
+                                       const std::vector<ClassId>& member_inputs, size_t position,
+                                       const ir::TensorType& out_type);
+
 }  // namespace gg::symbolic

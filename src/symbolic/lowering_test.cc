@@ -265,5 +265,85 @@ TEST(LoweringTest, APointwiseMirrorLowersAndIsTypedByTheRegistry) {
   EXPECT_EQ(analysis[*lowered.outputs[0]].type->ToString(), "f32[4, 3]");
 }
 
+// Collectives of a group of 3, called by its member at position 1.
+constexpr char kCollectives[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[6, 2]"):
+        ar: "f32[6, 2]" = torch.ops._c10d_functional.all_reduce.default(x, 'avg', '0')
+        ag: "f32[18, 2]" = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 3, '0')
+        rs: "f32[2, 2]" = torch.ops._c10d_functional.reduce_scatter_tensor.default(x, 'sum', 3, '0')
+        bc: "f32[6, 2]" = torch.ops._c10d_functional.broadcast.default(x, 2, '0')
+        a2a: "f32[6, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [2, 2, 2], [2, 2, 2], '0')
+        uneven: "f32[6, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [1, 2, 3], [2, 2, 2], '0')
+        return (ar, ag, rs, bc, a2a, uneven)
+)";
+
+// The one node of `cls` with operator `op`, or nullptr.
+const ENode* NodeWithOp(const EGraph& egraph, ClassId cls, OpId op) {
+  for (const ENode& n : egraph.Nodes(cls)) {
+    if (n.op == op) return &n;
+  }
+  return nullptr;
+}
+
+TEST(LoweringTest, CollectivesLowerOverTheMembersInputs) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  ir::Graph g = frontend::ParseFx(kCollectives, "collectives.py");
+  EGraph egraph(lang.ops());
+  std::vector<ClassId> inputs;
+  for (int64_t leaf = 0; leaf < 3; ++leaf) inputs.push_back(egraph.Add(lang.Tensor(leaf)));
+  auto lower = [&](const std::string& name) {
+    const ir::Node& node = g.node(g.Find(name)->node);
+    return LowerCollective(egraph, node, inputs, 1, *node.outputs[0].type);
+  };
+  auto num = [&](ClassId cls) { return egraph.Nodes(cls)[0].payload; };
+
+  // avg: the sum over ranks scaled by 1/3
+  std::optional<ClassId> ar = lower("ar");
+  ASSERT_TRUE(ar);
+  const ENode* scale = NodeWithOp(egraph, *ar, lang.scale);
+  ASSERT_NE(scale, nullptr);
+  const ENode* sum = NodeWithOp(egraph, scale->children[0], lang.sumr);
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->children, inputs);
+  EXPECT_DOUBLE_EQ(TensorLanguage::FltValue(egraph.Nodes(scale->children[1])[0].payload), 1.0 / 3);
+
+  // all-gather: concat on dim 0 of every member's input
+  std::optional<ClassId> ag = lower("ag");
+  ASSERT_TRUE(ag);
+  const ENode* cat = NodeWithOp(egraph, *ag, lang.concat);
+  ASSERT_NE(cat, nullptr);
+  EXPECT_EQ(num(cat->children[0]), 0);
+  EXPECT_EQ(std::vector<ClassId>(cat->children.begin() + 1, cat->children.end()), inputs);
+
+  // reduce-scatter: member 1's rows [2, 4) of the sum
+  std::optional<ClassId> rs = lower("rs");
+  ASSERT_TRUE(rs);
+  const ENode* slice = NodeWithOp(egraph, *rs, lang.slice);
+  ASSERT_NE(slice, nullptr);
+  EXPECT_NE(NodeWithOp(egraph, slice->children[0], lang.sumr), nullptr);
+  EXPECT_EQ(num(slice->children[1]), 0);
+  EXPECT_EQ(num(slice->children[2]), 2);
+  EXPECT_EQ(num(slice->children[3]), 4);
+
+  // broadcast: the source member's input, whoever calls it
+  EXPECT_EQ(lower("bc"), std::optional<ClassId>(inputs[2]));
+
+  // all-to-all with equal splits: rows [2, 4) of every member's input, concatenated
+  std::optional<ClassId> a2a = lower("a2a");
+  ASSERT_TRUE(a2a);
+  const ENode* chunks = NodeWithOp(egraph, *a2a, lang.concat);
+  ASSERT_NE(chunks, nullptr);
+  ASSERT_EQ(chunks->children.size(), 4u);
+  for (size_t m = 0; m < 3; ++m) {
+    const ENode* chunk = NodeWithOp(egraph, chunks->children[m + 1], lang.slice);
+    ASSERT_NE(chunk, nullptr);
+    EXPECT_EQ(egraph.Find(chunk->children[0]), egraph.Find(inputs[m]));
+    EXPECT_EQ(num(chunk->children[2]), 2);
+    EXPECT_EQ(num(chunk->children[3]), 4);
+  }
+  // uneven splits are not said in the tensor language: the call stays unlowered
+  EXPECT_FALSE(lower("uneven"));
+}
+
 }  // namespace
 }  // namespace gg::symbolic

@@ -41,6 +41,7 @@ struct SpecExpr {
   int64_t i = 0;
   double d = 0;
   std::string name;
+  bool fqn = false;  // kDRef, kSRef: `name` is an input's FQN (D."a.b.weight"@r)
   std::vector<ExprPtr> args;
 };
 
@@ -48,6 +49,7 @@ struct Selector {
   enum Kind { kName, kGlob, kPosition, kRange };
   Kind kind = kName;
   std::string name;  // name or glob
+  bool fqn = false;  // a quoted selector: `name` is an input FQN or FQN glob
   int64_t first = 0, last = 0;
   std::string text;
 };
@@ -74,9 +76,9 @@ namespace {
 // ---- lexer -------------------------------------------------------------------------------------
 
 struct Token {
-  enum Kind { kIdent, kInt, kReal, kPosition, kPunct, kNewline, kEnd };
+  enum Kind { kIdent, kInt, kReal, kPosition, kPunct, kString, kNewline, kEnd };
   Kind kind = kEnd;
-  std::string text;
+  std::string text;  // kString: the contents, without the quotes
   int64_t i = 0;
   double d = 0;
   int line = 0;
@@ -141,6 +143,15 @@ Lexed Lex(const std::string& text, const std::string& file) {
         auto [ptr, ec] = std::from_chars(s.data() + p + 1, s.data() + q, t.i);
         if (ec != std::errc()) error("position out of range: " + t.text);
         p = q;
+      } else if (c == '"') {
+        // A quoted name: a parameter's FQN ("decoder.layers.0.mlp.fc2.weight"), whose dots
+        // would otherwise read as the '.' of S.name / D.name.
+        size_t q = s.find('"', p + 1);
+        if (q == std::string::npos) error("unterminated quoted name (a closing '\"' is missing)");
+        t.kind = Token::kString;
+        t.text = s.substr(p + 1, q - p - 1);
+        if (t.text.empty()) error("empty quoted name \"\"");
+        p = q + 1;
       } else if (IsIdentStart(c)) {
         size_t q = p;
         while (q < s.size() && IsIdentChar(s[q])) ++q;
@@ -280,6 +291,8 @@ class SpecParser {
     switch (t.kind) {
       case Token::kNewline: return "end of line";
       case Token::kEnd: return "end of file";
+      case Token::kString:
+        return "\"" + t.text + "\"";
       default: return "'" + t.text + "'";
     }
   }
@@ -295,6 +308,15 @@ class SpecParser {
     if (Peek().kind != Token::kIdent) Error(Peek(), std::string("expected ") + what + ", found " +
                                                         Describe(Peek()));
     return Next().text;
+  }
+
+  // A tensor name after `S.` / `D.`: an identifier, or a quoted FQN (sets e->fqn).
+  std::string ExpectName(const char* what, SpecExpr* e) {
+    if (Peek().kind == Token::kString) {
+      e->fqn = true;
+      return Next().text;
+    }
+    return ExpectIdent(what);
   }
 
   // Bounded nesting keeps hostile input from exhausting the stack.
@@ -412,9 +434,18 @@ class SpecParser {
         sel.name = sel.text;
         sel.kind = sel.text.find_first_of("*?") == std::string::npos ? Selector::kName
                                                                     : Selector::kGlob;
+      } else if (t.kind == Token::kString) {
+        Next();
+        sel.fqn = true;
+        sel.name = t.text;
+        sel.text = "\"" + t.text + "\"";
+        sel.kind =
+            t.text.find_first_of("*?") == std::string::npos ? Selector::kName : Selector::kGlob;
       } else {
-        Error(t, "expected a selector (a name, a glob like primals_*, #3, or #1..#-2), found " +
-                     Describe(t));
+        Error(t,
+              "expected a selector (a name, a glob like primals_*, a quoted FQN, #3, or "
+              "#1..#-2), found " +
+                  Describe(t));
       }
       out.push_back(sel);
     } while (AcceptPunct(","));
@@ -559,13 +590,13 @@ class SpecParser {
       Next();
       if (t.text == "D" && (IsPunct(".") || IsPunct("@"))) {
         e->kind = SpecExpr::kDRef;
-        if (AcceptPunct(".")) e->name = ExpectIdent("a D tensor name after 'D.'");
+        if (AcceptPunct(".")) e->name = ExpectName("a D tensor name after 'D.'", e.get());
         if (AcceptPunct("@")) e->args.push_back(ParseRankAtom());
         return e;
       }
       if (t.text == "S") {
         e->kind = SpecExpr::kSRef;
-        if (AcceptPunct(".")) e->name = ExpectIdent("an S tensor name after 'S.'");
+        if (AcceptPunct(".")) e->name = ExpectName("an S tensor name after 'S.'", e.get());
         return e;
       }
       if (t.text == "D") Error(t, "'D' must be followed by '@rank' or '.name'");
@@ -654,6 +685,57 @@ bool GlobMatch(const std::string& pattern, const std::string& text) {
   return p == pattern.size();
 }
 
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// What to tell a spec author whose FQN matched nothing in `where`: the closest known FQNs (by
+// edit distance, ties by name), or that the dump recorded none.
+std::string FqnHint(const std::string& wanted, const std::set<std::string>& known,
+                    const std::string& where) {
+  if (known.empty()) {
+    return where +
+           " records no parameter FQNs (the dump names none: AOT descriptor comments, "
+           "Dynamo L_self_..._parameters_... names or JSON \"fqn\" fields); name the "
+           "input by its graph name instead";
+  }
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const std::string& k : known) ranked.emplace_back(EditDistance(wanted, k), k);
+  std::sort(ranked.begin(), ranked.end());
+  std::string out = "closest FQNs in " + where + ": ";
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    out += (i ? ", " : "") + std::string("\"") + ranked[i].second + "\"";
+  }
+  return out;
+}
+
+std::set<std::string> InputFqns(const ir::Graph& g) {
+  std::set<std::string> out;
+  for (ir::NodeId id : g.inputs) {
+    if (!g.node(id).fqn.empty()) out.insert(g.node(id).fqn);
+  }
+  return out;
+}
+
+// The input of `g` whose recorded FQN is `fqn`, if any.
+std::optional<ir::TensorRef> FindInputByFqn(const ir::Graph& g, const std::string& fqn) {
+  for (ir::NodeId id : g.inputs) {
+    if (g.node(id).fqn == fqn) return ir::TensorRef{id, 0};
+  }
+  return std::nullopt;
+}
+
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -699,7 +781,8 @@ class Evaluator {
           break;
         }
         case Statement::kInput: {
-          std::vector<size_t> selected = SelectInputs(st);
+          std::vector<bool> via_fqn;
+          std::vector<size_t> selected = SelectInputs(st, &via_fqn);
           if (st.cycle && selected.size() % st.rules.size() != 0) {
             Error(st.line, "the cycle has " + std::to_string(st.rules.size()) +
                                " rules but the selectors pick " + std::to_string(selected.size()) +
@@ -714,7 +797,8 @@ class Evaluator {
                                  std::to_string(input_line[index]));
             }
             input_line[index] = st.line;
-            Target target{ir::TensorRef{s_.inputs[index], 0}, node.name, -1};
+            Target target{ir::TensorRef{s_.inputs[index], 0}, node.name, -1,
+                          via_fqn[k] ? node.fqn : std::string()};
             const SpecExpr& rule = *st.rules[st.cycle ? k % st.rules.size() : 0];
             const size_t first = result.inputs.size();
             Apply(rule, target, st.cycle ? " [cycle rule " + std::to_string(k % st.rules.size()) +
@@ -878,6 +962,9 @@ class Evaluator {
     ir::TensorRef ref;
     std::string name;
     int64_t output_position = -1;
+    // Set when an FQN selector chose this S input: its default D counterpart (`D@r`, the
+    // shorthands) is then rank r's input of the same FQN, not of the same name.
+    std::string fqn;
   };
 
   [[noreturn]] void Error(int line, const std::string& problem) const {
@@ -954,8 +1041,12 @@ class Evaluator {
 
   // ---- selectors ----
 
+  // `fqns`: each element's FQN ("" if none), for quoted selectors; null where they do not apply.
+  // `via_fqn`, if given, says per selected element whether a quoted selector chose it.
   std::vector<size_t> SelectPositions(const Statement& st, const std::vector<std::string>& names,
-                                      const char* what) const {
+                                      const char* what,
+                                      const std::vector<std::string>* fqns = nullptr,
+                                      std::vector<bool>* via_fqn = nullptr) const {
     std::vector<size_t> out;
     const auto n = static_cast<int64_t>(names.size());
     auto wrap = [&](int64_t p, const std::string& text) -> size_t {
@@ -967,6 +1058,12 @@ class Evaluator {
       return static_cast<size_t>(w);
     };
     for (const Selector& sel : st.selectors) {
+      if (sel.fqn && !fqns) {
+        Error(st.line, "a quoted FQN (" + sel.text +
+                           ") names a graph input, so it selects only "
+                           "in input rules; name other tensors by their graph names");
+      }
+      if (via_fqn) via_fqn->resize(out.size(), false);
       switch (sel.kind) {
         case Selector::kPosition:
           out.push_back(wrap(sel.first, sel.text));
@@ -983,14 +1080,26 @@ class Evaluator {
         case Selector::kName:
         case Selector::kGlob: {
           size_t before = out.size();
-          for (size_t i = 0; i < names.size(); ++i) {
-            if (sel.kind == Selector::kName ? names[i] == sel.name : GlobMatch(sel.name, names[i])) {
+          const std::vector<std::string>& pool = sel.fqn ? *fqns : names;
+          for (size_t i = 0; i < pool.size(); ++i) {
+            if (sel.fqn && pool[i].empty()) continue;
+            if (sel.kind == Selector::kName ? pool[i] == sel.name : GlobMatch(sel.name, pool[i])) {
               out.push_back(i);
             }
+          }
+          if (out.size() == before && sel.fqn) {
+            std::set<std::string> known;
+            for (const std::string& f : pool) {
+              if (!f.empty()) known.insert(f);
+            }
+            Error(st.line, std::string("no S input has the FQN ") +
+                               (sel.kind == Selector::kGlob ? "pattern " : "") + sel.text + "; " +
+                               FqnHint(sel.name, known, "S"));
           }
           if (out.size() == before) {
             Error(st.line, std::string("no S ") + what + " matches '" + sel.text + "'");
           }
+          if (via_fqn) via_fqn->resize(out.size(), sel.fqn);
           break;
         }
       }
@@ -998,10 +1107,14 @@ class Evaluator {
     return out;
   }
 
-  std::vector<size_t> SelectInputs(const Statement& st) const {
-    std::vector<std::string> names;
-    for (ir::NodeId id : s_.inputs) names.push_back(s_.node(id).name);
-    std::vector<size_t> out = SelectPositions(st, names, "inputs");
+  std::vector<size_t> SelectInputs(const Statement& st, std::vector<bool>* via_fqn) const {
+    std::vector<std::string> names, fqns;
+    for (ir::NodeId id : s_.inputs) {
+      names.push_back(s_.node(id).name);
+      fqns.push_back(s_.node(id).fqn);
+    }
+    std::vector<size_t> out = SelectPositions(st, names, "inputs", &fqns, via_fqn);
+    via_fqn->resize(out.size(), false);
     std::set<size_t> seen;
     for (size_t i : out) {
       if (!seen.insert(i).second) {
@@ -1043,6 +1156,10 @@ class Evaluator {
         Error(st.line, "constant selects graph constants by name or glob, not by position (" +
                            sel.text + ")");
       }
+      if (sel.fqn) {
+        Error(st.line, "constant selects graph constants by name or glob; a quoted FQN (" +
+                           sel.text + ") names a graph input");
+      }
       bool found = false;
       scan(s_, sel, &found);
       for (int32_t r = 0; r < d_.world_size(); ++r) scan(d_.rank(r), sel, &found);
@@ -1058,6 +1175,10 @@ class Evaluator {
       if (sel.kind == Selector::kPosition || sel.kind == Selector::kRange) {
         Error(st.line,
               word + " selects S tensors by name or glob, not by position (" + sel.text + ")");
+      }
+      if (sel.fqn) {
+        Error(st.line, word + " selects intermediate S tensors by name or glob; a quoted FQN (" +
+                           sel.text + ") names a graph input, which an input rule relates");
       }
       size_t before = out.size();
       for (size_t n = 0; n < s_.nodes.size(); ++n) {
@@ -1133,10 +1254,12 @@ class Evaluator {
     }
     // Shorthands: an optional last argument `D.name` names another D tensor family.
     std::string family;
+    bool family_fqn = false;
     size_t expected = shorthand == "shard" ? 1 : 0;
     if (args.size() == expected + 1 && args.back()->kind == SpecExpr::kDRef &&
         args.back()->args.empty()) {
       family = args.back()->name;
+      family_fqn = args.back()->fqn;
       args.pop_back();
     }
     if (args.size() != expected) {
@@ -1147,7 +1270,7 @@ class Evaluator {
                                  "(D.other)");
     }
     std::vector<RelExpr> leaves;
-    for (int32_t r : active_) leaves.push_back(DLeaf(family, r, rule.line));
+    for (int32_t r : active_) leaves.push_back(DLeaf(family, r, rule.line, family_fqn));
     if (shorthand == "replicate") {
       for (RelExpr& leaf : leaves) Add(target, leaf, rule.line, note, out);
     } else if (shorthand == "partial") {
@@ -1162,7 +1285,9 @@ class Evaluator {
 
   // The D tensor for rank r: `name` if given, else the current target's counterpart (the
   // same-named tensor, or for outputs the output at the same position).
-  RelExpr DLeaf(const std::string& name, int64_t rank, int line) const {
+  // Rank `rank`'s tensor `name`; `fqn`: `name` is an FQN, naming the rank's input recorded with
+  // it. An empty name is the rule's default counterpart.
+  RelExpr DLeaf(const std::string& name, int64_t rank, int line, bool fqn = false) const {
     if (rank < 0 || rank >= d_.world_size()) {
       Error(line, "rank " + std::to_string(rank) + " is outside the distributed program (" +
                       std::to_string(d_.world_size()) + " ranks)");
@@ -1180,6 +1305,17 @@ class Evaluator {
         ir::TensorRef ref = g.outputs[pos].as_tensor();
         return RelExpr::Tensor(r32, ref, g.ValueName(ref));
       }
+      if (!target_->fqn.empty()) {
+        auto ref = FindInputByFqn(g, target_->fqn);
+        if (!ref) {
+          Error(line, "rank " + std::to_string(rank) + " has no input with the FQN \"" +
+                          target_->fqn + "\" (the default counterpart of S's " + target_->name +
+                          ", chosen by that FQN); " +
+                          FqnHint(target_->fqn, InputFqns(g), "rank " + std::to_string(rank)) +
+                          "; or name another with D.name@r");
+        }
+        return RelExpr::Tensor(r32, *ref, g.ValueName(*ref));
+      }
       auto ref = g.Find(target_->name);
       if (!ref) {
         Error(line, "rank " + std::to_string(rank) + " has no tensor named " + target_->name +
@@ -1187,6 +1323,14 @@ class Evaluator {
                         "); name another with D.name@r");
       }
       return RelExpr::Tensor(r32, *ref, target_->name);
+    }
+    if (fqn) {
+      auto ref = FindInputByFqn(g, name);
+      if (!ref) {
+        Error(line, "rank " + std::to_string(rank) + " has no input with the FQN \"" + name +
+                        "\"; " + FqnHint(name, InputFqns(g), "rank " + std::to_string(rank)));
+      }
+      return RelExpr::Tensor(r32, *ref, g.ValueName(*ref));
     }
     auto ref = g.Find(name);
     if (!ref) Error(line, "rank " + std::to_string(rank) + " has no tensor named " + name);
@@ -1285,7 +1429,11 @@ class Evaluator {
         if (!target_) Error(e.line, "'S' alone means a rule's S tensor; outside rules write S.name");
         return s_.type(target_->ref);
       }
-      auto ref = s_.Find(e.name);
+      auto ref = e.fqn ? FindInputByFqn(s_, e.name) : s_.Find(e.name);
+      if (!ref && e.fqn) {
+        Error(e.line, "S has no input with the FQN \"" + e.name + "\"; " +
+                          FqnHint(e.name, InputFqns(s_), "S"));
+      }
       if (!ref) Error(e.line, "S has no tensor named " + e.name);
       if (!s_.node(ref->node).outputs[ref->output].type) Error(e.line, e.name + " is not a tensor");
       return s_.type(*ref);
@@ -1460,7 +1608,7 @@ class Evaluator {
                             "@r (only shorthands take a bare D.name)");
         }
         int64_t rank = Int(*e.args[0], "a rank");
-        return Val::Tensor(DLeaf(e.name, rank, e.line));
+        return Val::Tensor(DLeaf(e.name, rank, e.line, e.fqn));
       }
       case SpecExpr::kSRef:
         Error(e.line, "S tensors can only be measured (dim(S.name, d)); a relation is over D");

@@ -659,5 +659,123 @@ TEST(RelationSpecRegionTest, CutAndExpectErrors) {
   EXPECT_NE(ErrorOf("let expect = 1\n", g.s, g.d).find("reserved"), std::string::npos);
 }
 
+// ---- naming inputs by FQN ---------------------------------------------------------------------
+
+// SmallS / SmallD with FQNs on the weights; D's inputs are renamed (d_*), as AOT's primals_N
+// differ between captures, so only the FQNs pair them.
+void SetFqns(ir::Graph* g, const std::string& prefix) {
+  const std::vector<std::string> fqns = {"decoder.layers.0.mlp.fc1.weight",
+                                         "decoder.layers.0.mlp.fc2.weight", "decoder.bias"};
+  for (size_t i = 0; i < fqns.size(); ++i) {
+    ir::Node& node = g->nodes[g->inputs[i]];
+    node.fqn = fqns[i];
+    node.name = prefix + node.name;
+    node.outputs[0].name = node.name;
+  }
+  g->Reindex();
+}
+
+struct FqnGraphs {
+  ir::Graph s = SmallS();
+  ir::Program d = SmallD(2);
+  FqnGraphs() {
+    SetFqns(&s, "");
+    for (ir::Graph& g : d.ranks) SetFqns(&g, "d_");
+  }
+};
+
+TEST(RelationSpecFqnTest, QuotedSelectorsAndReferencesResolveByFqn) {
+  FqnGraphs g;
+  SpecResult r = Eval(
+      "input \"decoder.layers.0.mlp.fc1.weight\" = shard(0)\n"
+      "input \"decoder.layers.0.mlp.fc2.weight\" = "
+      "concat(1, [D.\"decoder.layers.0.mlp.fc2.weight\"@r for r in ranks])\n"
+      "input \"decoder.bias\" = replicate(D.\"decoder.bias\")\n"
+      "input ln, ids = replicate\n"
+      "let k = dim(S.\"decoder.layers.0.mlp.fc1.weight\", 0)\n",
+      g.s, g.d);
+  // The shorthand's default counterpart is D's input of the same FQN, not of the same name.
+  EXPECT_EQ(RelationsOf(r.inputs, g.s, "w_a"), Strings{"concat(0, d_w_a@0, d_w_a@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, g.s, "w_b"), Strings{"concat(1, d_w_b@0, d_w_b@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, g.s, "bias"), (Strings{"d_bias@0", "d_bias@1"}));
+  EXPECT_EQ(r.inputs[0].origin, "t.rel:1: input \"decoder.layers.0.mlp.fc1.weight\" = shard(0)");
+}
+
+TEST(RelationSpecFqnTest, FqnGlobsSelectInSignatureOrder) {
+  FqnGraphs g;
+  SpecResult r = Eval(
+      "inputs \"decoder.layers.*.mlp.fc?.weight\" cycle [shard(0), shard(1)]\n"
+      "input \"decoder.bias\", ln, ids = replicate\n",
+      g.s, g.d);
+  EXPECT_EQ(RelationsOf(r.inputs, g.s, "w_a"), Strings{"concat(0, d_w_a@0, d_w_a@1)"});
+  EXPECT_EQ(RelationsOf(r.inputs, g.s, "w_b"), Strings{"concat(1, d_w_b@0, d_w_b@1)"});
+}
+
+TEST(RelationSpecFqnTest, SameRelationsAsThePlainNameSpec) {
+  FqnGraphs g;
+  SpecResult by_fqn = Eval(
+      "input \"decoder.layers.0.mlp.fc1.weight\" = shard(0)\n"
+      "input \"decoder.layers.0.mlp.fc2.weight\" = shard(1)\n"
+      "input \"decoder.bias\", ln = partial\n"
+      "input ids = replicate\n",
+      g.s, g.d);
+  SpecResult by_name = Eval(
+      "input w_a = shard(0, D.d_w_a)\n"
+      "input w_b = shard(1, D.d_w_b)\n"
+      "input bias = partial(D.d_bias)\n"
+      "input ln = partial\n"
+      "input ids = replicate\n",
+      g.s, g.d);
+  ASSERT_EQ(by_fqn.inputs.size(), by_name.inputs.size());
+  for (size_t i = 0; i < by_fqn.inputs.size(); ++i) {
+    EXPECT_EQ(by_fqn.inputs[i].s_tensor, by_name.inputs[i].s_tensor);
+    EXPECT_EQ(by_fqn.inputs[i].expr.ToString(), by_name.inputs[i].expr.ToString());
+  }
+}
+
+TEST(RelationSpecFqnTest, UnknownFqnsNameTheLineAndTheClosestFqns) {
+  FqnGraphs g;
+  const std::string rest =
+      "input ln, ids, \"decoder.bias\" = replicate\n"
+      "input \"decoder.layers.0.mlp.fc2.weight\" = shard(1)\n";
+  std::string err =
+      ErrorOf("input \"decoder.layers.0.mlp.fc1.weigth\" = shard(0)\n" + rest, g.s, g.d);
+  EXPECT_EQ(err.rfind("1: no S input has the FQN \"decoder.layers.0.mlp.fc1.weigth\"", 0), 0u)
+      << err;
+  EXPECT_NE(err.find("closest FQNs in S: \"decoder.layers.0.mlp.fc1.weight\""), std::string::npos)
+      << err;
+  err = ErrorOf(rest + "input w_a = concat(0, D.\"decoder.layers.0.mlp.fc1\"@0, D.w_a@1)\n", g.s,
+                g.d);
+  EXPECT_EQ(err.rfind("3: rank 0 has no input with the FQN \"decoder.layers.0.mlp.fc1\"", 0), 0u)
+      << err;
+  EXPECT_NE(err.find("closest FQNs in rank 0: \"decoder.layers.0.mlp.fc1.weight\""),
+            std::string::npos)
+      << err;
+  err = ErrorOf(rest + "input w_a = shard(0, D.d_w_a)\nlet k = dim(S.\"nope\", 0)\n", g.s, g.d);
+  EXPECT_EQ(err.rfind("4: S has no input with the FQN \"nope\"", 0), 0u) << err;
+  // A graph whose dump recorded no FQNs says so instead of suggesting.
+  ir::Graph plain = SmallS();
+  err = ErrorOf("input \"decoder.bias\" = replicate\n", plain, SmallD(2));
+  EXPECT_NE(err.find("S records no parameter FQNs"), std::string::npos) << err;
+  // A default counterpart by FQN that D lacks.
+  ir::Program half = SmallD(2);
+  SetFqns(&half.ranks[0], "d_");
+  err = ErrorOf("input \"decoder.bias\" = replicate\n", g.s, half);
+  EXPECT_EQ(err.rfind("1: rank 1 has no input with the FQN \"decoder.bias\"", 0), 0u) << err;
+}
+
+TEST(RelationSpecFqnTest, QuotedNamesAreInputsOnlyAndMustClose) {
+  FqnGraphs g;
+  EXPECT_NE(ErrorOf("output \"decoder.bias\" = replicate\n", g.s, g.d).find("1: a quoted FQN"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("assume \"decoder.bias\" = replicate\n", g.s, g.d).find("names a graph input"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("constant \"decoder.bias\" = 1\n", g.s, g.d).find("a quoted FQN"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf("input ids = replicate\ninput \"decoder.bias = replicate\n", g.s, g.d),
+            "2: column 7: unterminated quoted name (a closing '\"' is missing)");
+  EXPECT_EQ(ErrorOf("input \"\" = replicate\n", g.s, g.d), "1: column 7: empty quoted name \"\"");
+}
+
 }  // namespace
 }  // namespace gg::symbolic

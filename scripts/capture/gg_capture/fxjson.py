@@ -99,11 +99,13 @@ def _op_name(target):
     return f"{namespace}::{rest}.{target._overloadname}" if "." not in rest else target.name()
 
 
-def graph_to_json(gm, rank, input_names, group_names=None):
+def graph_to_json(gm, rank, input_names, group_names=None, input_fqns=None):
     """One GraphGuard graph object for an FX GraphModule traced by make_fx.
 
     input_names: names for the placeholders in order. group_names: map from the captured process
-    group names to the names written (identity when None)."""
+    group names to the names written (identity when None). input_fqns: the module FQN of each
+    placeholder that is a parameter or buffer (None for the others), written as "fqn" so that
+    specs can name inputs by it."""
     group_names = group_names or {}
     refs, nodes, outputs = {}, [], []
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -111,6 +113,7 @@ def graph_to_json(gm, rank, input_names, group_names=None):
         raise CaptureError(f"{len(placeholders)} placeholders but {len(input_names)} input names")
     taken = set(input_names)
     renamed = dict(zip(placeholders, input_names))
+    fqns = dict(zip(placeholders, input_fqns or []))
 
     def fresh(name):
         base, k = name, 1
@@ -126,8 +129,12 @@ def graph_to_json(gm, rank, input_names, group_names=None):
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             refs[node] = renamed[node]
-            nodes.append({"name": renamed[node], "kind": "input",
-                          "outputs": [{"name": renamed[node], "type": type_string(node.meta.get("val"))}]})
+            entry = {"name": renamed[node], "kind": "input",
+                     "outputs": [{"name": renamed[node],
+                                  "type": type_string(node.meta.get("val"))}]}
+            if fqns.get(node):
+                entry["fqn"] = fqns[node]
+            nodes.append(entry)
         elif node.op == "get_attr":
             name = fresh(node.name)
             refs[node] = name

@@ -1,0 +1,502 @@
+#include "symbolic/local_graph.h"
+
+#include <algorithm>
+#include <functional>
+#include <span>
+
+#include "symbolic/index_domain.h"
+
+namespace gg::symbolic {
+
+const ir::OpInfo* InfoOf(const ir::Node& node) {
+  if (node.kind != ir::NodeKind::kOperator) return nullptr;
+  return ir::OpRegistry::Default().Find(node.op);
+}
+
+// Nodes whose value depends on no graph input's value: factories, constants, buffers with
+// unspecified contents (empty_like reads only its input's shape), metadata-only factories
+// (zeros_like, new_zeros, ones_like: a constant shaped like another tensor) and operators reading
+// only such nodes (lift_fresh_copy of a constant). They need no relation: their own term stands
+// for them.
+bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth) {
+  if (node.kind == ir::NodeKind::kInput) return false;
+  const ir::OpInfo* info = InfoOf(node);
+  if (info && (info->traits.nondeterministic_init || info->traits.metadata_only)) return true;
+  if (depth >= 4) return node.TensorInputs().empty();
+  for (TensorRef in : node.TensorInputs()) {
+    if (!InputFree(graph, graph.node(in.node), depth + 1)) return false;
+  }
+  return true;
+}
+
+ir::CollectiveKind CollectiveOf(const ir::Node& node) {
+  const ir::OpInfo* info = InfoOf(node);
+  return info ? info->traits.collective : ir::CollectiveKind::kNone;
+}
+
+const std::vector<TensorRef>& DIndex::ReadInputs(int32_t rank, ir::NodeId id) const {
+  std::optional<std::vector<TensorRef>>& slot = read_inputs_[rank][id];
+  if (!slot) {
+    slot = Collective(rank, id) != ir::CollectiveKind::kNone
+               ? tensor_inputs_[rank][id]
+               : symbolic::ReadInputs(program_.rank(rank), id, constants_);
+  }
+  return *slot;
+}
+
+void DIndex::AddReplica(TensorRef s_tensor, const DKey& key, bool member) {
+  auto [it, fresh] = s_groups_.emplace(s_tensor, static_cast<uint32_t>(groups_.size()));
+  if (fresh) groups_.emplace_back();
+  uint32_t group = it->second;
+  if (!member) {
+    // A replica of the present members only: a group of its own holding them and the key.
+    if (groups_[group].members.empty()) return;
+    std::vector<uint32_t> snapshot = groups_[group].members;
+    group = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+    for (uint32_t m : snapshot) Join(group, m);
+  }
+  Join(group, ReplicaId(key));
+}
+
+const std::vector<DKey>* DIndex::ReplicaClique(const DKey& key) const {
+  auto it = replica_ids_.find(key);
+  if (it == replica_ids_.end()) return nullptr;
+  uint32_t root = Root(it->second);
+  if (comp_span_[root] == kNoGroup) return nullptr;
+  const ReplicaGroup& span = groups_[comp_span_[root]];
+  if (span.members.size() != comp_size_[root] || span.members.size() < 2) return nullptr;
+  if (span.sorted.size() != span.members.size()) {
+    span.sorted.clear();
+    for (uint32_t m : span.members) span.sorted.push_back(replica_keys_[m]);
+    std::sort(span.sorted.begin(), span.sorted.end());
+  }
+  return &span.sorted;
+}
+
+std::vector<DKey> DIndex::Replicas(const DKey& key) const {
+  std::vector<DKey> out;
+  auto it = replica_ids_.find(key);
+  if (it == replica_ids_.end()) return out;
+  for (uint32_t g : key_groups_[it->second]) {
+    for (uint32_t m : groups_[g].members) {
+      if (m != it->second) out.push_back(replica_keys_[m]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const DKey& a, const DKey& b) { return !(a < b) && !(b < a); }),
+            out.end());
+  return out;
+}
+
+uint32_t DIndex::ReplicaId(const DKey& key) {
+  auto [it, fresh] = replica_ids_.emplace(key, static_cast<uint32_t>(replica_keys_.size()));
+  if (fresh) {
+    replica_keys_.push_back(key);
+    key_groups_.emplace_back();
+    comp_parent_.push_back(it->second);
+    comp_size_.push_back(1);
+    comp_span_.push_back(kNoGroup);
+  }
+  return it->second;
+}
+
+void DIndex::Join(uint32_t group, uint32_t id) {
+  std::vector<uint32_t>& groups_of = key_groups_[id];
+  if (std::find(groups_of.begin(), groups_of.end(), group) != groups_of.end()) return;
+  ReplicaGroup& g = groups_[group];
+  uint32_t root = Root(id);
+  if (!g.members.empty()) {
+    uint32_t other = Root(g.members.front());
+    if (other != root) {
+      if (comp_size_[other] > comp_size_[root]) std::swap(other, root);
+      comp_parent_[other] = root;
+      comp_size_[root] += comp_size_[other];
+      if (comp_span_[root] == kNoGroup ||
+          (comp_span_[other] != kNoGroup &&
+           groups_[comp_span_[other]].members.size() > groups_[comp_span_[root]].members.size())) {
+        comp_span_[root] = comp_span_[other];
+      }
+    }
+  }
+  g.members.push_back(id);
+  groups_of.push_back(group);
+  if (comp_span_[root] == kNoGroup || g.members.size() > groups_[comp_span_[root]].members.size()) {
+    comp_span_[root] = group;
+  }
+}
+
+ClassId LocalGraph::DLeaf(int32_t rank, TensorRef ref, int32_t hop) {
+  DKey key{rank, ref};
+  auto it = d_leaves_.find(key);
+  if (it != d_leaves_.end()) {
+    if (hop < it->second.hop) {
+      it->second.hop = hop;
+      frontier_.push_back(key);
+    }
+    return egraph_.Find(it->second.cls);
+  }
+  ClassId cls = NewDLeaf(key, hop);
+  // The replicas join the class, each added like this one (with its own replicas), in
+  // increasing order.
+  if (const std::vector<DKey>* clique = d_index_.ReplicaClique(key)) {
+    ReplicaScan scan{*clique, hop, egraph_.InternReason("replica")};
+    size_t self = std::lower_bound(clique->begin(), clique->end(), key) - clique->begin();
+    AddReplicaClique(cls, self, scan);
+  } else {
+    std::vector<DKey> replicas = d_index_.Replicas(key);
+    if (!replicas.empty()) {
+      ReasonId reason = egraph_.InternReason("replica");
+      for (const DKey& other : replicas) {
+        egraph_.Union(cls, DLeaf(other.rank, other.ref, hop), reason);
+      }
+    }
+  }
+  return egraph_.Find(cls);
+}
+
+ClassId LocalGraph::AddRelExpr(const RelExpr& expr) {
+  return std::visit(
+      [&](const auto& n) -> ClassId {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, DTensor>) {
+          return DLeaf(n.rank, n.tensor, 0);
+        } else if constexpr (std::is_same_v<T, Concat>) {
+          std::vector<ClassId> ch{Num(n.dim)};
+          for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
+          return egraph_.Add(ENode{lang_.concat, 0, std::move(ch)});
+        } else if constexpr (std::is_same_v<T, Slice>) {
+          return egraph_.Add(
+              ENode{lang_.slice, 0, {AddRelExpr(n.child), Num(n.dim), Num(n.start), Num(n.end)}});
+        } else if constexpr (std::is_same_v<T, Sum> || std::is_same_v<T, Max> ||
+                             std::is_same_v<T, Min>) {
+          OpId op = std::is_same_v<T, Sum>   ? lang_.sumr
+                    : std::is_same_v<T, Max> ? lang_.maxr
+                                             : lang_.minr;
+          std::vector<ClassId> ch;
+          for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
+          if (ch.size() == 1) return ch[0];
+          return egraph_.Add(ENode{op, 0, std::move(ch)});
+        } else if constexpr (std::is_same_v<T, Scale>) {
+          return egraph_.Add(
+              ENode{lang_.scale, 0, {AddRelExpr(n.child), egraph_.Add(lang_.Flt(n.factor))}});
+        } else if constexpr (std::is_same_v<T, Reshape>) {
+          ClassId child = AddRelExpr(n.child);
+          std::vector<ClassId> ch{child};
+          const auto& type = (*analysis_)[child].type;
+          // Resolve a -1 so that equal reshapes hash-cons to one node.
+          std::vector<int64_t> shape = n.shape;
+          int64_t known = 1, infer_at = -1;
+          for (size_t i = 0; i < shape.size(); ++i) {
+            if (shape[i] == -1) {
+              infer_at = static_cast<int64_t>(i);
+            } else {
+              known *= shape[i];
+            }
+          }
+          if (infer_at >= 0 && type && ir::IsStatic(type->shape) && known != 0) {
+            shape[infer_at] = ir::NumElements(type->shape).value() / known;
+          }
+          for (int64_t s : shape) ch.push_back(Num(s));
+          return egraph_.Add(ENode{lang_.reshape, 0, std::move(ch)});
+        } else if constexpr (std::is_same_v<T, Transpose>) {
+          return egraph_.Add(
+              ENode{lang_.transpose, 0, {AddRelExpr(n.child), Num(n.d0), Num(n.d1)}});
+        } else {
+          std::vector<ClassId> ch{AddRelExpr(n.child)};
+          for (int64_t d : n.perm) ch.push_back(Num(d));
+          return egraph_.Add(ENode{lang_.permute, 0, std::move(ch)});
+        }
+      },
+      expr.node().kind);
+}
+
+void LocalGraph::ExpandD() {
+  // A queue (frontier_head_ is its front): the frontier of a replicated tensor holds one leaf
+  // per layer and rank, and erasing at the front would move all of them per step.
+  while (frontier_head_ < frontier_.size()) {
+    DKey key = frontier_[frontier_head_++];
+    if (HopOf(key.rank, key.ref) == 0) AddStructuralProducer(key.rank, key.ref);
+    for (ir::NodeId consumer : d_index_.Consumers(key.rank, key.ref.node)) {
+      TryAddD(key.rank, consumer);
+      if (added_d_.size() >= options_.max_d_nodes) {
+        d_limit_hit_ = true;
+        return;
+      }
+    }
+  }
+}
+
+void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets) {
+  allowed_.emplace();
+  std::vector<DKey> stack;
+  std::function<void(const RelExpr&)> leaves_of = [&](const RelExpr& e) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, DTensor>) {
+            stack.push_back(DKey{n.rank, n.tensor});
+          } else if constexpr (std::is_same_v<T, Concat> || std::is_same_v<T, Sum> ||
+                               std::is_same_v<T, Max> || std::is_same_v<T, Min>) {
+            for (const RelExpr& c : n.children) leaves_of(c);
+          } else {
+            leaves_of(n.child);
+          }
+        },
+        e.node().kind);
+  };
+  for (const auto& target : targets) leaves_of(target.second);
+  std::set<DKey> seen;
+  while (!stack.empty() && allowed_->size() < options_.max_d_nodes) {
+    DKey key = stack.back();
+    stack.pop_back();
+    if (d_leaves_.count(key) || !seen.insert(key).second) continue;
+    const ir::Node& producer = d_program_.rank(key.rank).node(key.ref.node);
+    if (producer.kind != ir::NodeKind::kOperator) continue;
+    std::vector<std::pair<int32_t, ir::NodeId>> members = {{key.rank, key.ref.node}};
+    ir::CollectiveKind kind = d_index_.Collective(key.rank, key.ref.node);
+    if (kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait) {
+      if (const auto* peers = d_index_.Peers(key.rank, key.ref.node)) members = *peers;
+    }
+    for (const auto& [rank, id] : members) {
+      if (!allowed_->insert({rank, id}).second) continue;
+      for (TensorRef in : d_index_.ReadInputs(rank, id)) stack.push_back(DKey{rank, in});
+    }
+  }
+}
+
+std::vector<std::string> LocalGraph::Candidates() const {
+  std::vector<std::string> out;
+  for (const auto& [rank, id] : added_d_) {
+    const ir::Node& n = d_program_.rank(rank).node(id);
+    if (n.kind != ir::NodeKind::kOperator) continue;
+    out.push_back(n.name + "@" + std::to_string(rank) + " (" + n.op.ToString() + ")");
+  }
+  return out;
+}
+
+std::optional<ClassId> LocalGraph::LowerInputFreeS(ir::NodeId id) {
+  // Input-free producers of its inputs first (a constant's expand read by a div): the whole
+  // input-free chain is then one term, congruent with D's same chain.
+  for (TensorRef in : s_graph_.node(id).TensorInputs()) {
+    const ir::Node& producer = s_graph_.node(in.node);
+    if (!HasSLeaf(in) && producer.kind == ir::NodeKind::kOperator &&
+        InputFree(s_graph_, producer)) {
+      LowerInputFreeS(in.node);
+    }
+  }
+  LoweredNode lowered = LowerNode(
+      egraph_, *analysis_, s_graph_, id, [&](TensorRef r) { return SLeaf(r); },
+      "S:" + std::to_string(id), constants_, rng_positional_);
+  for (size_t i = 0; i < lowered.outputs.size(); ++i) {
+    if (lowered.outputs[i]) {
+      egraph_.Union(SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered.outputs[i],
+                    egraph_.InternReason("lowering"));
+    }
+  }
+  return lowered.outputs.empty() ? std::nullopt : lowered.outputs[0];
+}
+
+std::optional<int32_t> LocalGraph::InputsReady(int32_t rank, ir::NodeId id) {
+  int32_t hop = 0;
+  for (TensorRef in : d_index_.ReadInputs(rank, id)) {
+    int32_t h = HopOf(rank, in);
+    if (h < 0) {
+      const ir::Node& producer = d_program_.rank(rank).node(in.node);
+      if (!d_index_.IsInputFree(rank, in.node) || !producer.outputs[in.output].type) {
+        return std::nullopt;
+      }
+      AddD(rank, in.node, 0);
+      h = HopOf(rank, in);
+      if (h < 0) return std::nullopt;
+    }
+    hop = std::max(hop, h);
+  }
+  return hop;
+}
+
+void LocalGraph::TryAddD(int32_t rank, ir::NodeId id) {
+  if (added_d_.count({rank, id})) return;
+  if (allowed_ && !allowed_->count({rank, id})) return;
+  ir::CollectiveKind kind = d_index_.Collective(rank, id);
+  bool collective = kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait;
+  if (collective) {
+    const auto* peers = d_index_.Peers(rank, id);
+    if (!peers) return;
+    int32_t hop = 0;
+    for (const auto& [g, gid] : *peers) {
+      auto h = InputsReady(g, gid);
+      if (!h) return;
+      hop = std::max(hop, *h);
+    }
+    for (const auto& [g, gid] : *peers) AddD(g, gid, hop);
+    return;
+  }
+  auto hop = InputsReady(rank, id);
+  if (!hop) return;
+  AddD(rank, id, *hop);
+}
+
+void LocalGraph::AddStructuralProducer(int32_t rank, TensorRef ref) {
+  if (added_d_.count({rank, ref.node})) return;
+  const ir::Graph& g = d_program_.rank(rank);
+  const ir::Node& node = g.node(ref.node);
+  if (node.kind != ir::NodeKind::kOperator) return;
+  const ir::CollectiveKind kind = d_index_.Collective(rank, ref.node);
+  if (kind == ir::CollectiveKind::kWait || kind == ir::CollectiveKind::kAllGather) {
+    // A wait passes its input on and a gather holds every member's input whole (a concat):
+    // those inputs are pieces of the related tensor by D's own equalities (hop 0), so D
+    // operators reading one rank's piece join the neighbourhood (under sequence parallelism a
+    // replicated layer applied to the local sequence shard, the same shard that is gathered
+    // for the column-parallel layers). A reduction's inputs are partial sums, not pieces.
+    std::vector<std::pair<int32_t, ir::NodeId>> members = {{rank, ref.node}};
+    if (kind == ir::CollectiveKind::kAllGather) {
+      const auto* peers = d_index_.Peers(rank, ref.node);
+      if (!peers) return;
+      members = *peers;
+    }
+    for (const auto& [pg, pid] : members) {
+      if (d_index_.TensorInputs(pg, pid).empty()) return;
+    }
+    for (const auto& [pg, pid] : members) DLeaf(pg, d_index_.TensorInputs(pg, pid)[0], 0);
+    AddD(rank, ref.node, 0);
+    return;
+  }
+  if (kind != ir::CollectiveKind::kNone) return;
+  if (!d_index_.IsRelationOnly(rank, ref.node, constants_)) return;
+  for (TensorRef in : d_index_.TensorInputs(rank, ref.node)) DLeaf(rank, in, 0);
+  AddD(rank, ref.node, 0);
+}
+
+void LocalGraph::AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
+  if (!added_d_.insert({rank, id}).second) return;
+  const ir::Graph& g = d_program_.rank(rank);
+  const ir::Node& node = g.node(id);
+  ReasonId reason = egraph_.InternReason("D:" + node.name + "@" + std::to_string(rank));
+  ir::CollectiveKind kind = d_index_.Collective(rank, id);
+  std::vector<std::optional<ClassId>> outputs(node.outputs.size());
+  bool structural = true;
+  if (kind == ir::CollectiveKind::kWait) {
+    const std::vector<TensorRef>& ins = d_index_.TensorInputs(rank, id);
+    if (!ins.empty()) outputs[0] = DLeaf(rank, ins[0], input_hop);
+  } else if (kind != ir::CollectiveKind::kNone) {
+    const auto* peers = d_index_.Peers(rank, id);
+    std::vector<ClassId> member_inputs;
+    size_t position = 0;
+    for (size_t k = 0; peers && k < peers->size(); ++k) {
+      const auto& [pg, pid] = (*peers)[k];
+      if (pg == rank) position = k;
+      const std::vector<TensorRef>& ins = d_index_.TensorInputs(pg, pid);
+      if (ins.empty()) return;
+      member_inputs.push_back(DLeaf(pg, ins[0], HopOf(pg, ins[0])));
+    }
+    if (node.outputs[0].type) {
+      outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
+    }
+  } else {
+    // Input-free producers (constants and their expands) are lowered too, whatever their hop:
+    // their terms are what makes S's and D's uses of the same constant congruent.
+    for (TensorRef in : d_index_.TensorInputs(rank, id)) {
+      const ir::Node& producer = g.node(in.node);
+      if (HopOf(rank, in) < 0 && producer.kind == ir::NodeKind::kOperator &&
+          d_index_.IsInputFree(rank, in.node) && producer.outputs[in.output].type) {
+        AddD(rank, in.node, 0);
+      }
+    }
+    std::set<ClassId> input_classes;
+    LoweredNode lowered = LowerNode(
+        egraph_, *analysis_, g, id,
+        [&](TensorRef r) {
+          ClassId c = DLeaf(rank, r, std::max(HopOf(rank, r), 0));
+          input_classes.insert(c);
+          return c;
+        },
+        "D" + std::to_string(rank) + ":" + std::to_string(id), constants_, rng_positional_);
+    outputs = lowered.outputs;
+    std::set<ClassId> canonical;
+    for (ClassId c : input_classes) canonical.insert(egraph_.Find(c));
+    structural = IsRelationOnly(egraph_, lowered, canonical);
+  }
+  int32_t hop = input_hop + (structural ? 0 : 1);
+  if (hop > options_.compute_hops) {
+    // Still record the output leaves' equalities, but do not expand past them.
+    hop = options_.compute_hops + 1;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i] || !node.outputs[i].type) continue;
+    TensorRef out{id, static_cast<int32_t>(i)};
+    ClassId leaf = DLeafNoExpand(rank, out, hop);
+    egraph_.Union(leaf, *outputs[i], reason);
+  }
+}
+
+ClassId LocalGraph::NewDLeaf(const DKey& key, int32_t hop) {
+  const ir::Graph& g = d_program_.rank(key.rank);
+  TensorLeaf leaf{TensorLeaf::Side::kDist, key.rank, key.ref, g.type(key.ref),
+                  g.ValueName(key.ref)};
+  ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
+  d_leaves_[key] = {cls, hop};
+  frontier_.push_back(key);
+  return cls;
+}
+
+void LocalGraph::Settle(ReplicaScan& scan) {
+  while (scan.settled < scan.members.size()) {
+    auto it = d_leaves_.find(scan.members[scan.settled]);
+    if (it == d_leaves_.end() || it->second.hop > scan.hop) return;
+    if (scan.settled == 0) {
+      scan.first = it->second.cls;
+    } else if (egraph_.Find(it->second.cls) != egraph_.Find(scan.first)) {
+      return;
+    }
+    ++scan.settled;
+  }
+}
+
+void LocalGraph::AddReplicaClique(ClassId cls, size_t self, ReplicaScan& scan) {
+  for (size_t i = 0; i < scan.members.size();) {
+    if (i == self) {
+      ++i;
+      continue;
+    }
+    Settle(scan);
+    if (i < scan.settled && egraph_.Find(cls) == egraph_.Find(scan.first)) {
+      i = scan.settled;
+      continue;
+    }
+    const DKey& other = scan.members[i];
+    ClassId other_cls;
+    auto it = d_leaves_.find(other);
+    if (it != d_leaves_.end()) {
+      if (scan.hop < it->second.hop) {
+        it->second.hop = scan.hop;
+        frontier_.push_back(other);
+      }
+      other_cls = it->second.cls;
+    } else {
+      other_cls = NewDLeaf(other, scan.hop);
+      AddReplicaClique(other_cls, i, scan);
+    }
+    egraph_.Union(cls, egraph_.Find(other_cls), scan.reason);
+    ++i;
+  }
+}
+
+ClassId LocalGraph::DLeafNoExpand(int32_t rank, TensorRef ref, int32_t hop) {
+  if (hop > options_.compute_hops) {
+    // The neighbourhood is cut here: a deeper search may reach more.
+    if (!d_index_.Consumers(rank, ref.node).empty()) truncated_ = true;
+    DKey key{rank, ref};
+    auto it = d_leaves_.find(key);
+    if (it != d_leaves_.end()) return egraph_.Find(it->second.cls);
+    const ir::Graph& g = d_program_.rank(rank);
+    TensorLeaf leaf{TensorLeaf::Side::kDist, rank, ref, g.type(ref), g.ValueName(ref)};
+    ClassId cls = egraph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
+    d_leaves_[key] = {cls, hop};
+    return cls;
+  }
+  return DLeaf(rank, ref, hop);
+}
+
+}  // namespace gg::symbolic
