@@ -3,6 +3,7 @@
 // for check --distributed, when found). Loaded by graphguard on first use.
 #include "cli/numeric_commands.h"
 #include "cli/runtime_plugin.h"
+#include "runtime/lemma_selftest.h"
 #include "runtime/verify_evidence.h"
 #ifdef GG_DISTRIBUTED_CHECK
 #include "cli/distributed_commands.h"
@@ -18,5 +19,8 @@ extern "C" __attribute__((visibility("default"))) int gg_runtime_plugin_v1(
     out->commands[command.spec.name] = command.run;
   }
   out->evidence = gg::runtime::GatherVerifyEvidence;
+  out->lemma_self_test = [](const gg::symbolic::Lemma& lemma) {
+    return gg::runtime::SelfTestLemma(lemma);
+  };
   return gg::cli::kRuntimePluginAbi;
 }

@@ -210,6 +210,9 @@ void UseRuntimePlugin() {
                          const symbolic::VerifyResult& result, uint64_t seed) {
     return LoadRuntimePlugin("verify's numeric evidence").evidence(s, d, spec, result, seed);
   });
+  SetLemmaSelfTester([](const symbolic::Lemma& lemma) {
+    return LoadRuntimePlugin("the self-test of --lemmas").lemma_self_test(lemma);
+  });
 }
 
 }  // namespace gg::cli

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/user_lemmas.h"
 #include "cli/verify_command.h"
 
 namespace gg::cli {
@@ -23,10 +24,11 @@ namespace gg::cli {
 struct RuntimePlugin {
   std::map<std::string, CommandHandler> commands;  // by command name: "check", "infer-relations"
   EvidenceGatherer evidence;                       // verify's numeric evidence
+  LemmaSelfTester lemma_self_test;                 // --lemmas files' self-tests
 };
 
 // Bumped whenever RuntimePlugin or what it refers to changes layout.
-inline constexpr int kRuntimePluginAbi = 2;  // 2: NumericEvidence::resized
+inline constexpr int kRuntimePluginAbi = 3;  // 2: NumericEvidence::resized, 3: lemma_self_test
 inline constexpr const char* kRuntimePluginFile = "libgraphguard_runtime.so";
 // extern "C" int gg_runtime_plugin_v1(RuntimePlugin* out): fills *out, returns its ABI.
 inline constexpr const char* kRuntimePluginEntry = "gg_runtime_plugin_v1";

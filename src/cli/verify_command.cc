@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/user_lemmas.h"
 #include "frontend/auto_resize.h"
 #include "frontend/loader.h"
 #include "frontend/memory_estimate.h"
@@ -98,6 +99,10 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
                               std::to_string(defaults.compute_hops) + ")"),
           OptionSpec::Flag("--no-memo",
                            "solve every local problem afresh (no reuse of identical ones)"),
+          OptionSpec::Many("--lemmas", "FILE",
+                           "extra lemmas in the catalogue's rule syntax, each with a self-test "
+                           "signature; self-tested at load, listed as premises where used "
+                           "(docs/lemmas.md; repeatable)"),
           OptionSpec::One("--dump-egraph", "NAME",
                           "print the saturated local e-graphs of S operator NAME to stderr (for "
                           "lemma authors; also GG_DUMP_EGRAPH=NAME)"),
@@ -173,8 +178,12 @@ VerifyRun RunVerification(const ParsedCommand& command,
     progress.emplace(run.s_graph, progress_line);
     options.progress = [&progress](ir::NodeId next) { progress->OnOperator(next); };
   }
+  const UserLemmas user_lemmas = LoadUserLemmas(command.Many("--lemmas"));
   run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
-                                symbolic::LemmaCatalogue::Default().Rules(), options);
+                                user_lemmas.empty() ? symbolic::LemmaCatalogue::Default().Rules()
+                                                    : user_lemmas.RulesWithCatalogue(),
+                                options);
+  user_lemmas.AddPremises(&run.result);
   return run;
 }
 

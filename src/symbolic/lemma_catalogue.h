@@ -93,6 +93,17 @@ struct SelfTestCase {
   std::vector<std::string> conflicts;  // TensorAnalysis conflicts after the application
 };
 
+// What the numeric self-test of one lemma found (runtime/lemma_selftest.h runs it; the CLI checks
+// user lemma files with it at load).
+struct LemmaSelfTestReport {
+  size_t draws = 0;     // signature instantiations run (signatures x seeds)
+  size_t compared = 0;  // e-nodes compared with another node of their class
+  // One line per problem: a draw where the lemma did not match its own instance or changed
+  // nothing, a conflict, a term that cannot be evaluated, or two nodes of one class that differ
+  // ("W=3 a=2: (exp (sumr ...)) = ... but (sumr (exp ...)) = ...: max |difference| 0.83").
+  std::vector<std::string> failures;
+};
+
 // Instantiates signature `test_index` of `lemma` with random sizes from `seed` (draw 0 uses the
 // smallest world size, draw 1 the largest) and applies the lemma once. Throws gg::InputError
 // (naming the lemma's file and line) for a malformed signature or one not binding a variable.
