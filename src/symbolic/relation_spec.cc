@@ -821,7 +821,7 @@ class Evaluator {
             output_line[index] = st.line;
             const ir::TensorRef ref = s_.outputs[index].as_tensor();
             checked_line.emplace(ref, st.line);
-            Target target{ref, s_.ValueName(ref), static_cast<int64_t>(index)};
+            Target target{ref, s_.ValueName(ref), static_cast<int64_t>(index), ""};
             Apply(*st.rules[0], target, "", &result.expected_outputs);
           }
           break;
@@ -836,7 +836,7 @@ class Evaluator {
                                  " is already given an expected relation on line " +
                                  std::to_string(it->second));
             }
-            Target target{ref, name, -1};
+            Target target{ref, name, -1, ""};
             Apply(*st.rules[0], target, "", &result.expected_outputs);
           }
           break;
@@ -857,7 +857,7 @@ class Evaluator {
             }
             result.cuts.push_back({ref, !st.rules.empty(), Where(st.line) + ": " + st.text});
             if (st.rules.empty()) continue;
-            Target target{ref, name, -1};
+            Target target{ref, name, -1, ""};
             const size_t first = result.assumed.size();
             Apply(*st.rules[0], target, "", &result.assumed);
             for (size_t j = first; j < result.assumed.size(); ++j) {
@@ -869,7 +869,7 @@ class Evaluator {
         }
         case Statement::kAssume: {
           for (const auto& [name, ref] : SelectValues(st, "assume")) {
-            Target target{ref, name, -1};
+            Target target{ref, name, -1, ""};
             const size_t first = result.assumed.size();
             Apply(*st.rules[0], target, "", &result.assumed);
             for (size_t j = first; j < result.assumed.size(); ++j) {
