@@ -1,10 +1,9 @@
 #include "cli/user_lemmas.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "util/diagnostic.h"
+#include "util/read_file.h"
 
 namespace gg::cli {
 namespace {
@@ -33,15 +32,7 @@ UserLemmas LoadUserLemmas(const std::vector<std::string>& paths) {
   UserLemmas user;
   if (paths.empty()) return user;
   std::vector<symbolic::LemmaFile> files;
-  for (const std::string& path : paths) {
-    std::ifstream in(path);
-    if (!in) {
-      throw InputError(path, 0, "cannot read the lemma file (check the --lemmas path)");
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    files.push_back({path, text.str()});
-  }
+  for (const std::string& path : paths) files.push_back({path, ReadInputFile(path, "lemma file")});
   // Malformed rules and ids repeated between the user's files: file:line from the loader.
   user.catalogue = symbolic::LemmaCatalogue::Load(files);
   const symbolic::LemmaCatalogue& catalogue = symbolic::LemmaCatalogue::Default();
@@ -61,10 +52,9 @@ UserLemmas LoadUserLemmas(const std::vector<std::string>& paths) {
                            "checked numerically before it is used");
     }
   }
-  user.self_tested = static_cast<bool>(Tester());
   for (const symbolic::Lemma& lemma : user.catalogue.lemmas()) {
     const symbolic::Rewrite& rule = lemma.rule;
-    if (!user.self_tested) {
+    if (!Tester()) {
       user.checked[rule.id] = "not self-tested: this build has no numeric runtime";
       continue;
     }
@@ -100,9 +90,7 @@ void UserLemmas::AddPremises(symbolic::VerifyResult* result) const {
       if (checked.count(id)) used.insert(id);
     }
   };
-  for (const symbolic::NodeOutcome& node : result->nodes) {
-    for (const symbolic::InferredRelation& rel : node.relations) scan(rel.proof);
-  }
+  // Every relation inference kept (inputs, assumptions, inferred) and the outputs' proofs.
   for (const symbolic::OutputCheck& output : result->outputs) scan(output.proof);
   for (const auto& [name, rels] : result->relations) {
     for (const symbolic::InferredRelation& rel : rels) scan(rel.proof);

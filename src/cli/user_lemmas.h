@@ -24,7 +24,6 @@ void SetLemmaSelfTester(LemmaSelfTester tester);
 struct UserLemmas {
   symbolic::LemmaCatalogue catalogue;          // the user's lemmas only
   std::map<std::string, std::string> checked;  // lemma id -> how it was checked, for premises
-  bool self_tested = false;                    // false: this build could not test them
 
   bool empty() const { return catalogue.lemmas().empty(); }
   // The catalogue's rules followed by the user's.
