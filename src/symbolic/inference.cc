@@ -47,7 +47,7 @@ struct PlainRelations {
 // Empty when there is no such operator.
 std::string DDeparture(const ir::Graph& s_graph, const ir::Graph& d_graph, int32_t rank,
                        TensorRef tensor, const std::set<std::pair<int32_t, TensorRef>>& related,
-                       const PlainRelations& plain) {
+                       const PlainRelations& plain, const DIndex& d_index) {
   std::map<TensorRef, std::vector<ir::NodeId>> s_readers;
   for (size_t id = 0; id < s_graph.nodes.size(); ++id) {
     for (TensorRef in : s_graph.nodes[id].TensorInputs()) {
@@ -69,14 +69,16 @@ std::string DDeparture(const ir::Graph& s_graph, const ir::Graph& d_graph, int32
     if (node.kind != ir::NodeKind::kOperator || InputFree(d_graph, node)) continue;
     bool named = false;
     for (size_t o = 0; o < node.outputs.size(); ++o) {
-      named |= related.count({rank, TensorRef{id, static_cast<int32_t>(o)}}) != 0;
+      // Relations name a repeated computation by its representative (DIndex::Canonical).
+      named |= related.count(
+                   {rank, d_index.Canonical(rank, TensorRef{id, static_cast<int32_t>(o)})}) != 0;
     }
     if (named) continue;
     std::set<TensorRef> s_inputs;  // the S tensors its inputs are replicas of
     bool replicas = true;
     for (TensorRef in : node.TensorInputs()) {
       if (InputFree(d_graph, d_graph.node(in.node))) continue;
-      auto it = plain.s_of.find({rank, in});
+      auto it = plain.s_of.find({rank, d_index.Canonical(rank, in)});
       if (it == plain.s_of.end()) {
         replicas = false;
         stack.push_back(in.node);
@@ -887,9 +889,9 @@ class Verifier {
           std::set<std::pair<int32_t, TensorRef>> expected_leaves;
           CollectDLeaves(expected.expr, &expected_leaves);
           for (const auto& [rank, tensor] : expected_leaves) {
-            if (related_d->count({rank, tensor})) continue;
-            std::string departure =
-                DDeparture(s_graph_, d_program_.rank(rank), rank, tensor, *related_d, plain);
+            if (related_d->count({rank, d_index_.Canonical(rank, tensor)})) continue;
+            std::string departure = DDeparture(s_graph_, d_program_.rank(rank), rank, tensor,
+                                               *related_d, plain, d_index_);
             if (departure.empty()) continue;
             check.detail += "; " + departure;
             break;

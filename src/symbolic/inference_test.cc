@@ -334,10 +334,11 @@ TEST(SemanticsTest, AttentionOfAnotherLayerDoesNotRefine) {
 }
 
 // A replicated table read by every layer (a rotary table): each layer's unsqueeze of it in S
-// equals every layer's on every rank of D, so all layers x ranks D copies are replicas of one
-// another and join every local e-graph reading one (issue 14: the walk over them was quadratic in
-// their number per e-graph). Each S tensor still gets all of them as relations, and one layer of
-// one rank reading another table is found at that layer.
+// equals every layer's on every rank of D. A rank's layers compute the same unsqueeze, so the
+// first stands for the rest (DIndex::Canonical): each S copy is related to one D tensor per rank,
+// not to layers x ranks of them (issue 14: those joined every local e-graph reading one, which
+// made the time per layer grow with depth). One layer of one rank reading another table is not
+// that computation and is found at that layer.
 class SharedTableTest : public ::testing::Test {
  protected:
   static constexpr int kLayers = 6;
@@ -390,7 +391,7 @@ class SharedTableTest : public ::testing::Test {
   ir::Program d_;
 };
 
-TEST_F(SharedTableTest, EveryCopyIsARelationOfEveryLayer) {
+TEST_F(SharedTableTest, EachLayersCopyIsRelatedToEachRanksFirst) {
   VerifyResult r = Run(std::nullopt);
   ASSERT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s_);
   for (int l = 0; l < kLayers; ++l) {
@@ -400,10 +401,9 @@ TEST_F(SharedTableTest, EveryCopyIsARelationOfEveryLayer) {
     for (const InferredRelation& rel : r.relations.at(c)) {
       exprs.insert(rel.relation.expr.ToString());
     }
-    EXPECT_EQ(exprs.size(), static_cast<size_t>(kLayers * kRanks)) << c;
-    EXPECT_TRUE(
-        exprs.count("c" + std::to_string(kLayers - 1 - l) + "@" + std::to_string(l % kRanks)))
-        << c;
+    std::set<std::string> first_of_each_rank;
+    for (int r = 0; r < kRanks; ++r) first_of_each_rank.insert("c0@" + std::to_string(r));
+    EXPECT_EQ(exprs, first_of_each_rank) << c;
   }
   VerifyResult again = Run(std::nullopt);
   EXPECT_EQ(Describe(r, s_), Describe(again, s_));

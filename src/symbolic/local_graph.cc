@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <span>
+#include <unordered_map>
 
 #include "symbolic/index_domain.h"
 
@@ -34,17 +35,114 @@ ir::CollectiveKind CollectiveOf(const ir::Node& node) {
   return info ? info->traits.collective : ir::CollectiveKind::kNone;
 }
 
+namespace {
+
+// A node may stand for an equal earlier one when its value is a function of its arguments alone:
+// a known operator that draws no random numbers, has defined contents and is no collective (a
+// collective's value depends on its peers, and pairing follows the call order).
+bool Mergeable(const ir::Node& node) {
+  const ir::OpInfo* info = InfoOf(node);
+  if (!info) return false;
+  const ir::OpTraits& t = info->traits;
+  return !t.random && !t.nondeterministic_init && !t.custom &&
+         t.collective == ir::CollectiveKind::kNone;
+}
+
+void HashCombine(size_t* seed, size_t v) {
+  *seed ^= v + 0x9e3779b97f4a7c15ULL + (*seed << 6) + (*seed >> 2);
+}
+
+size_t HashValue(const ir::Value& v, const std::vector<ir::NodeId>& canonical) {
+  size_t h = v.storage().index();
+  if (v.is_tensor()) {
+    HashCombine(&h, static_cast<size_t>(canonical[v.as_tensor().node]));
+    HashCombine(&h, static_cast<size_t>(v.as_tensor().output));
+  } else if (v.is_list()) {
+    for (const ir::Value& e : v.as_list()) HashCombine(&h, HashValue(e, canonical));
+  } else if (v.is_int()) {
+    HashCombine(&h, std::hash<int64_t>()(v.as_int()));
+  } else if (v.is_string()) {
+    HashCombine(&h, std::hash<std::string>()(v.as_string()));
+  }
+  return h;  // other kinds: equal ones share the bucket, SameValue tells them apart
+}
+
+bool SameValue(const ir::Value& a, const ir::Value& b, const std::vector<ir::NodeId>& canonical) {
+  if (a.is_tensor() && b.is_tensor()) {
+    return canonical[a.as_tensor().node] == canonical[b.as_tensor().node] &&
+           a.as_tensor().output == b.as_tensor().output;
+  }
+  if (a.is_list() && b.is_list()) {
+    const auto &x = a.as_list(), &y = b.as_list();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!SameValue(x[i], y[i], canonical)) return false;
+    }
+    return true;
+  }
+  return a == b;  // a NaN constant equals nothing: never merged
+}
+
+bool SameComputation(const ir::Node& a, const ir::Node& b,
+                     const std::vector<ir::NodeId>& canonical) {
+  if (a.op != b.op || a.functionalized != b.functionalized || a.args.size() != b.args.size() ||
+      a.kwargs.size() != b.kwargs.size() || a.outputs.size() != b.outputs.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    if (!SameValue(a.args[i], b.args[i], canonical)) return false;
+  }
+  for (size_t i = 0; i < a.kwargs.size(); ++i) {
+    if (a.kwargs[i].name != b.kwargs[i].name ||
+        !SameValue(a.kwargs[i].value, b.kwargs[i].value, canonical)) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    if (a.outputs[i].type != b.outputs[i].type) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ir::NodeId> DIndex::CommonSubexpressions(const ir::Graph& graph) {
+  std::vector<ir::NodeId> canonical(graph.nodes.size());
+  std::unordered_map<size_t, std::vector<ir::NodeId>> buckets;
+  for (size_t id = 0; id < graph.nodes.size(); ++id) {
+    canonical[id] = static_cast<ir::NodeId>(id);
+    const ir::Node& node = graph.nodes[id];
+    if (!Mergeable(node)) continue;
+    size_t h = std::hash<std::string>()(node.op.ToString());
+    for (const ir::Value& v : node.args) HashCombine(&h, HashValue(v, canonical));
+    for (const ir::NamedArg& a : node.kwargs) HashCombine(&h, HashValue(a.value, canonical));
+    std::vector<ir::NodeId>& bucket = buckets[h];
+    for (ir::NodeId earlier : bucket) {
+      if (SameComputation(graph.nodes[earlier], node, canonical)) {
+        canonical[id] = earlier;
+        break;
+      }
+    }
+    if (canonical[id] == static_cast<ir::NodeId>(id)) bucket.push_back(canonical[id]);
+  }
+  return canonical;
+}
+
 const std::vector<TensorRef>& DIndex::ReadInputs(int32_t rank, ir::NodeId id) const {
   std::optional<std::vector<TensorRef>>& slot = read_inputs_[rank][id];
   if (!slot) {
-    slot = Collective(rank, id) != ir::CollectiveKind::kNone
-               ? tensor_inputs_[rank][id]
-               : symbolic::ReadInputs(program_.rank(rank), id, constants_);
+    if (Collective(rank, id) != ir::CollectiveKind::kNone) {
+      slot = tensor_inputs_[rank][id];
+    } else {
+      slot = symbolic::ReadInputs(program_.rank(rank), id, constants_);
+      for (TensorRef& in : *slot) in = Canonical(rank, in);
+    }
   }
   return *slot;
 }
 
-void DIndex::AddReplica(TensorRef s_tensor, const DKey& key, bool member) {
+void DIndex::AddReplica(TensorRef s_tensor, const DKey& given, bool member) {
+  const DKey key = Canonical(given);
   auto [it, fresh] = s_groups_.emplace(s_tensor, static_cast<uint32_t>(groups_.size()));
   if (fresh) groups_.emplace_back();
   uint32_t group = it->second;
@@ -127,7 +225,8 @@ void DIndex::Join(uint32_t group, uint32_t id) {
   }
 }
 
-ClassId LocalGraph::DLeaf(int32_t rank, TensorRef ref, int32_t hop) {
+ClassId LocalGraph::DLeaf(int32_t rank, TensorRef given, int32_t hop) {
+  const TensorRef ref = d_index_.Canonical(rank, given);
   DKey key{rank, ref};
   auto it = d_leaves_.find(key);
   if (it != d_leaves_.end()) {
@@ -236,7 +335,7 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, DTensor>) {
-            stack.push_back(DKey{n.rank, n.tensor});
+            stack.push_back(d_index_.Canonical(DKey{n.rank, n.tensor}));
           } else if constexpr (std::is_same_v<T, Concat> || std::is_same_v<T, Sum> ||
                                std::is_same_v<T, Max> || std::is_same_v<T, Min>) {
             for (const RelExpr& c : n.children) leaves_of(c);
@@ -483,7 +582,8 @@ void LocalGraph::AddReplicaClique(ClassId cls, size_t self, ReplicaScan& scan) {
   }
 }
 
-ClassId LocalGraph::DLeafNoExpand(int32_t rank, TensorRef ref, int32_t hop) {
+ClassId LocalGraph::DLeafNoExpand(int32_t rank, TensorRef given, int32_t hop) {
+  const TensorRef ref = d_index_.Canonical(rank, given);
   if (hop > options_.compute_hops) {
     // The neighbourhood is cut here: a deeper search may reach more.
     if (!d_index_.Consumers(rank, ref.node).empty()) truncated_ = true;

@@ -51,6 +51,7 @@ class DIndex {
   explicit DIndex(const ir::Program& program) : program_(program) {
     const size_t world = program.ranks.size();
     consumers_.resize(world);
+    canonical_.resize(world);
     tensor_inputs_.resize(world);
     collective_.resize(world);
     read_inputs_.resize(world);
@@ -65,13 +66,17 @@ class DIndex {
       read_inputs_[r].resize(g.nodes.size());
       input_free_[r].assign(g.nodes.size(), kUnknown);
       relation_only_[r].assign(g.nodes.size(), kUnknown);
+      canonical_[r] = CommonSubexpressions(g);
       for (size_t id = 0; id < g.nodes.size(); ++id) {
         const ir::Node& node = g.nodes[id];
         std::vector<TensorRef> inputs = node.TensorInputs();
+        for (TensorRef& in : inputs) in = Canonical(static_cast<int32_t>(r), in);
+        tensor_inputs_[r][id] = inputs;
+        // A repeated computation is reached through its representative only.
+        if (canonical_[r][id] != static_cast<ir::NodeId>(id)) continue;
         std::set<ir::NodeId> producers;
         for (TensorRef in : inputs) producers.insert(in.node);
         for (ir::NodeId p : producers) consumers_[r][p].push_back(static_cast<ir::NodeId>(id));
-        tensor_inputs_[r][id] = std::move(inputs);
         ir::CollectiveKind kind = CollectiveOf(node);
         collective_[r][id] = kind;
         if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait) continue;
@@ -98,6 +103,19 @@ class DIndex {
       }
     }
   }
+
+  // Common subexpressions of D: an operator of a rank that computes what an earlier one of that
+  // rank computes (the same deterministic, non-collective operator with the same arguments over
+  // the same inputs, up to this equivalence) is represented by the earlier one. Leaves, inputs
+  // and consumers are given in representatives, so a value every layer recomputes (the unsqueeze
+  // of a rotary table) enters a local e-graph once per rank, not once per layer and rank, and
+  // relations name the representative. Sound: the two compute one value.
+  TensorRef Canonical(int32_t rank, TensorRef ref) const {
+    return TensorRef{canonical_[rank][ref.node], ref.output};
+  }
+  DKey Canonical(const DKey& key) const { return DKey{key.rank, Canonical(key.rank, key.ref)}; }
+  // Per node of `graph`, its representative (itself when no earlier node computes the same).
+  static std::vector<ir::NodeId> CommonSubexpressions(const ir::Graph& graph);
 
   // Facts about one D node, computed once: each local e-graph that reaches a node asks them again,
   // and a tensor that every layer reads brings one leaf per layer and rank (and their consumers)
@@ -201,7 +219,8 @@ class DIndex {
   mutable std::vector<uint32_t> comp_parent_;
   std::vector<uint32_t> comp_size_;
   std::vector<uint32_t> comp_span_;
-  std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;
+  std::vector<std::vector<std::vector<ir::NodeId>>> consumers_;  // of representatives
+  std::vector<std::vector<ir::NodeId>> canonical_;               // rank -> node -> representative
   std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
 };
 // One local e-graph: S operator, its inputs' relations and the reachable D operators.
