@@ -34,7 +34,7 @@ for f in "${sources[@]}"; do
     "$cxx" "${flags[@]}" -c "$f" -o "$o"
   fi
 done
-targets=(frontend/fx_reader frontend/json_format symbolic/relation_spec)
+targets=(frontend/fx_reader frontend/json_format frontend/hlo_reader symbolic/relation_spec)
 for t in "${targets[@]}"; do
   target=$(basename "$t")
   echo "link ${target}_fuzz"
@@ -44,7 +44,7 @@ done
 
 # Seeds: the small test graphs (good and bad) and one small corpus file when present.
 seeds="$build/seeds"
-mkdir -p "$seeds/fx" "$seeds/json" "$seeds/spec"
+mkdir -p "$seeds/fx" "$seeds/json" "$seeds/spec" "$seeds/hlo"
 find "$root/tests/data" -name '*.py' | while read -r f; do
   cp "$f" "$seeds/fx/$(echo "${f#$root/tests/data/}" | tr '/' '_')"
 done
@@ -54,6 +54,9 @@ done
 find "$root/tests/data" "$root/examples" -name '*.rel' | while read -r f; do
   cp "$f" "$seeds/spec/$(echo "${f#$root/}" | tr '/' '_')"
 done
+find "$root/tests/data" -name '*.hlo' | while read -r f; do
+  cp "$f" "$seeds/hlo/$(echo "${f#$root/tests/data/}" | tr '/' '_')"
+done
 corpus="$root/examples/corpus"
 if [ -f "$corpus/qwen2/paral2_layer1/fw.g0.r0.py" ]; then
   cp "$corpus/qwen2/paral2_layer1/fw.g0.r0.py" "$seeds/fx/qwen2_r0.py"
@@ -62,7 +65,7 @@ fi
 status=0
 for t in "${targets[@]}"; do
   target=$(basename "$t")
-  case "$target" in fx_reader) kind=fx ;; json_format) kind=json ;; *) kind=spec ;; esac
+  case "$target" in fx_reader) kind=fx ;; json_format) kind=json ;; hlo_reader) kind=hlo ;; *) kind=spec ;; esac
   work="$build/corpus-$target"
   mkdir -p "$work"
   echo "== fuzzing $target for ${seconds}s"

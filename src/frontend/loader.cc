@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "frontend/fx_reader.h"
+#include "frontend/hlo_reader.h"
 #include "frontend/json_format.h"
 #include "frontend/node_check.h"
 #include "ir/strides.h"
@@ -502,7 +503,38 @@ std::string GraphKindOf(const std::string& path) {
   return base;
 }
 
+namespace {
+
+// An HLO module (SPMD): one program for every rank, each rank's graph giving its collectives the
+// process groups of its replica_groups.
+ir::Program LoadHloProgram(const std::vector<std::string>& paths) {
+  if (paths.size() != 1) {
+    throw InputError(paths[0], 0,
+                     "an HLO module is the program of every rank: pass one .hlo file, alone");
+  }
+  const std::string text = ReadTextFile(paths[0]);
+  HloModule first = ParseHlo(text, paths[0]);
+  ir::Program program;
+  program.ranks.resize(first.world);
+  program.groups = std::move(first.groups);
+  program.ranks[0] = std::move(first.graph);
+  for (int32_t r = 1; r < first.world; ++r) {
+    HloModule m = ParseHlo(text, paths[0], HloOptions{.rank = r, .world = first.world});
+    for (auto& [name, members] : m.groups) program.groups.emplace(name, members);
+    program.ranks[r] = std::move(m.graph);
+  }
+  for (const ir::Graph& g : program.ranks) {
+    CheckCollectiveWaits(g);
+    CheckViews(g);
+  }
+  CheckCollectives(&program, {});
+  return program;
+}
+
+}  // namespace
+
 ir::Program LoadProgram(const std::vector<std::string>& paths) {
+  if (std::any_of(paths.begin(), paths.end(), IsHloPath)) return LoadHloProgram(paths);
   std::vector<std::string> files = ExpandPaths(paths);
   // JSON files first: they may hold several ranks, and the world size decides the size of the
   // groups FX collectives name.
@@ -587,6 +619,12 @@ ir::Graph LoadGraph(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     throw InputError(path, 0, "expected one graph file, got a directory");
+  }
+  if (IsHloPath(path)) {
+    ir::Graph graph = ReadHloFile(path).graph;
+    CheckCollectiveWaits(graph);
+    CheckViews(graph);
+    return graph;
   }
   if (IsJson(path)) {
     JsonGraphs content = ReadJsonFile(path, 1);

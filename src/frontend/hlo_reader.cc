@@ -1,0 +1,1478 @@
+#include "frontend/hlo_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "frontend/fx_reader.h"
+#include "ir/op_registry.h"
+#include "util/diagnostic.h"
+
+namespace gg::frontend {
+namespace {
+
+// ---- tokens ------------------------------------------------------------------------------------
+
+struct Tok {
+  enum Kind { kIdent, kNum, kStr, kPunct, kEnd } kind = kEnd;
+  std::string text;
+  int line = 0;
+  bool spaced = false;  // whitespace (or a comment) before it: `]{1,0}` is a layout, `] {` a body
+};
+
+bool IsIdentStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$';
+}
+bool IsIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '%' ||
+         c == '$';
+}
+
+std::vector<Tok> Lex(std::string_view text, const std::string& file) {
+  std::vector<Tok> out;
+  int line = 1;
+  size_t i = 0;
+  const size_t n = text.size();
+  auto at = [&](size_t k) { return k < n ? text[k] : '\0'; };
+  bool spaced = true;
+  while (i < n) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+      spaced = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      spaced = true;
+      continue;
+    }
+    if (c == '/' && at(i + 1) == '*') {  // /*index=5*/ and other comments
+      const int start = line;
+      size_t end = text.find("*/", i + 2);
+      if (end == std::string_view::npos) {
+        throw InputError(file, start, "unterminated /* comment; close it with */");
+      }
+      line += static_cast<int>(std::count(text.begin() + i, text.begin() + end, '\n'));
+      i = end + 2;
+      spaced = true;
+      continue;
+    }
+    if (c == '/' && at(i + 1) == '/') {
+      while (i < n && text[i] != '\n') ++i;
+      continue;
+    }
+    Tok tok;
+    tok.line = line;
+    tok.spaced = spaced;
+    spaced = false;
+    if (c == '"') {
+      tok.kind = Tok::kStr;
+      ++i;
+      while (true) {
+        if (i >= n || text[i] == '\n') {
+          throw InputError(file, tok.line, "unterminated string; close it with \"");
+        }
+        if (text[i] == '"') break;
+        if (text[i] == '\\' && i + 1 < n) ++i;
+        tok.text += text[i++];
+      }
+      ++i;
+    } else if (IsIdentStart(c)) {
+      tok.kind = Tok::kIdent;
+      while (i < n && (IsIdentChar(text[i]) ||
+                       (text[i] == '-' && (std::isalnum(static_cast<unsigned char>(at(i + 1))) ||
+                                           at(i + 1) == '_')))) {
+        tok.text += text[i++];
+      }
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               ((c == '-' || c == '+') &&
+                (std::isdigit(static_cast<unsigned char>(at(i + 1))) || at(i + 1) == '.' ||
+                 at(i + 1) == 'i' || at(i + 1) == 'n'))) {
+      tok.kind = Tok::kNum;
+      tok.text += text[i++];
+      while (i < n) {
+        char d = text[i];
+        if (std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.') {
+          tok.text += text[i++];
+        } else if ((d == '-' || d == '+') && (tok.text.back() == 'e' || tok.text.back() == 'E')) {
+          tok.text += text[i++];
+        } else {
+          break;
+        }
+      }
+    } else if (c == '-' && at(i + 1) == '>') {
+      tok.kind = Tok::kPunct;
+      tok.text = "->";
+      i += 2;
+    } else if (std::string_view("(){}[],=:<>*").find(c) != std::string_view::npos) {
+      tok.kind = Tok::kPunct;
+      tok.text = std::string(1, c);
+      ++i;
+    } else {
+      throw InputError(file, line,
+                       std::string("unexpected character '") + c +
+                           "' in HLO text (expected an instruction `%name = type opcode(...)`)");
+    }
+    out.push_back(std::move(tok));
+  }
+  out.push_back(Tok{Tok::kEnd, "", line, true});
+  return out;
+}
+
+// ---- the parsed module -------------------------------------------------------------------------
+
+struct HloShape {
+  bool tuple = false;
+  std::vector<HloShape> elems;  // tuple elements
+  ir::TensorType type;          // non-tuple
+  std::string unsupported;      // an element type GraphGuard has no dtype for ("token", "f8e5m2")
+  bool is_unsigned = false;     // u16/u32/u64, typed as the next wider signed dtype (i32, i64)
+};
+
+// Whether any element of the shape is unsigned (u16-u64).
+bool HasUnsigned(const HloShape& s) {
+  if (s.is_unsigned) return true;
+  for (const HloShape& e : s.elems) {
+    if (HasUnsigned(e)) return true;
+  }
+  return false;
+}
+
+struct Attr {
+  std::vector<Tok> value;
+  int line = 0;
+};
+
+struct Instr {
+  std::string hlo_name;  // as written, without '%'
+  bool root = false;
+  HloShape shape;
+  std::string opcode;
+  std::vector<std::vector<Tok>> operands;  // each operand's tokens (type and name, or literal)
+  std::map<std::string, Attr> attrs;
+  int line = 0;
+};
+
+struct Computation {
+  std::string name;
+  bool entry = false;
+  std::vector<Instr> instrs;
+  int line = 0;
+};
+
+std::string StripPercent(const std::string& s) {
+  return !s.empty() && s[0] == '%' ? s.substr(1) : s;
+}
+
+std::optional<ir::DType> HloDType(const std::string& t) {
+  static const std::map<std::string, ir::DType> kTypes = {
+      {"pred", ir::DType::kBool},     {"s8", ir::DType::kInt8},
+      {"s16", ir::DType::kInt16},     {"s32", ir::DType::kInt32},
+      {"s64", ir::DType::kInt64},     {"u8", ir::DType::kUInt8},
+      {"f16", ir::DType::kFloat16},   {"bf16", ir::DType::kBFloat16},
+      {"f32", ir::DType::kFloat32},   {"f64", ir::DType::kFloat64},
+      {"c64", ir::DType::kComplex64}, {"c128", ir::DType::kComplex128},
+  };
+  auto it = kTypes.find(t);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
+class Parser {
+ public:
+  Parser(std::vector<Tok> toks, const std::string& file) : toks_(std::move(toks)), file_(file) {}
+
+  [[noreturn]] void Fail(const Tok& at, const std::string& problem) const {
+    throw InputError(file_, at.line, problem);
+  }
+  const Tok& Peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
+  const Tok& Next() {
+    const Tok& t = Peek();
+    if (pos_ < toks_.size() - 1) ++pos_;
+    return t;
+  }
+  bool IsPunct(const Tok& t, const char* p) const { return t.kind == Tok::kPunct && t.text == p; }
+  void Expect(const char* p, const std::string& what) {
+    if (!IsPunct(Peek(), p)) {
+      Fail(Peek(), std::string("expected '") + p + "' " + what + ", found " + Describe(Peek()));
+    }
+    Next();
+  }
+  static std::string Describe(const Tok& t) {
+    return t.kind == Tok::kEnd ? std::string("the end of the file") : "'" + t.text + "'";
+  }
+  // Skips a balanced group starting at an opening bracket; returns its tokens (brackets included).
+  std::vector<Tok> Balanced() {
+    std::vector<Tok> out;
+    int depth = 0;
+    do {
+      const Tok& t = Peek();
+      if (t.kind == Tok::kEnd) Fail(t, "unbalanced brackets: the file ends inside a group");
+      if (t.kind == Tok::kPunct && (t.text == "(" || t.text == "{" || t.text == "[")) ++depth;
+      if (t.kind == Tok::kPunct && (t.text == ")" || t.text == "}" || t.text == "]")) --depth;
+      out.push_back(Next());
+    } while (depth > 0);
+    return out;
+  }
+
+  HloShape Shape(int depth = 0) {
+    HloShape s;
+    if (IsPunct(Peek(), "(")) {
+      if (depth > 16) Fail(Peek(), "tuple shapes nested too deeply");
+      Next();
+      s.tuple = true;
+      while (!IsPunct(Peek(), ")")) {
+        s.elems.push_back(Shape(depth + 1));
+        if (IsPunct(Peek(), ",")) {
+          Next();
+        } else if (!IsPunct(Peek(), ")")) {
+          Fail(Peek(), "expected ',' or ')' in a tuple shape, found " + Describe(Peek()));
+        }
+      }
+      Next();
+      return s;
+    }
+    const Tok& t = Next();
+    if (t.kind != Tok::kIdent) Fail(t, "expected a shape (f32[8,16]), found " + Describe(t));
+    std::optional<ir::DType> dtype = HloDType(t.text);
+    if (t.text == "u16" || t.text == "u32" || t.text == "u64") {
+      // No unsigned dtype past u8: typed as a signed one that holds the values (u64 beyond 2^63
+      // excepted), and every instruction reading or giving one is opaque (wrap-around
+      // arithmetic is not ATen's), so the type only ever describes opaque values.
+      s.is_unsigned = true;
+      dtype = t.text == "u16" ? ir::DType::kInt32 : ir::DType::kInt64;
+    }
+    if (!dtype) s.unsupported = t.text;
+    if (dtype) s.type.dtype = *dtype;
+    Expect("[", "after the element type " + t.text);
+    int64_t elements = 1;
+    while (!IsPunct(Peek(), "]")) {
+      const Tok& d = Next();
+      if (d.kind != Tok::kNum || d.text.find_first_not_of("0123456789") != std::string::npos ||
+          d.text.size() > 15) {
+        Fail(d, "expected a static dimension size in the shape, found " + Describe(d) +
+                    " (dynamic shapes such as <=8 or ? are not supported)");
+      }
+      const int64_t size = std::stoll(d.text);
+      if (size > 0 && elements > (int64_t{1} << 48) / size) {
+        Fail(d, "the shape has more than 2^48 elements");
+      }
+      elements *= std::max<int64_t>(size, 1);
+      s.type.shape.push_back(size);
+      if (IsPunct(Peek(), ",")) Next();
+    }
+    Next();
+    if (IsPunct(Peek(), "{") && !Peek().spaced) Balanced();  // the layout: ignored
+    return s;
+  }
+
+  // The tokens of an attribute value: up to a ',' at depth 0, or the end of the line.
+  std::vector<Tok> AttrValue() {
+    std::vector<Tok> out;
+    int depth = 0;
+    const int line = Peek().line;
+    while (true) {
+      const Tok& t = Peek();
+      if (t.kind == Tok::kEnd) break;
+      if (depth == 0 && (t.line != line || IsPunct(t, ",") || IsPunct(t, ")") || IsPunct(t, "}") ||
+                         IsPunct(t, "]"))) {
+        break;
+      }
+      if (t.kind == Tok::kPunct && (t.text == "(" || t.text == "{" || t.text == "[")) ++depth;
+      if (t.kind == Tok::kPunct && (t.text == ")" || t.text == "}" || t.text == "]")) --depth;
+      out.push_back(Next());
+    }
+    if (out.empty()) Fail(Peek(), "expected an attribute value after '='");
+    return out;
+  }
+
+  std::map<std::string, Attr> Attrs() {
+    std::map<std::string, Attr> attrs;
+    while (IsPunct(Peek(), ",")) {
+      Next();
+      const Tok& key = Next();
+      if (key.kind != Tok::kIdent) Fail(key, "expected an attribute name, found " + Describe(key));
+      Expect("=", "after the attribute name '" + key.text + "'");
+      Attr a;
+      a.line = key.line;
+      a.value = AttrValue();
+      attrs[key.text] = std::move(a);
+    }
+    return attrs;
+  }
+
+  Instr Instruction() {
+    Instr in;
+    if (Peek().kind == Tok::kIdent && Peek().text == "ROOT") {
+      in.root = true;
+      Next();
+    }
+    const Tok& name = Next();
+    in.line = name.line;
+    if (name.kind != Tok::kIdent) {
+      Fail(name, "expected an instruction `%name = type opcode(...)`, found " + Describe(name));
+    }
+    in.hlo_name = StripPercent(name.text);
+    Expect("=", "after the instruction name '" + name.text + "'");
+    in.shape = Shape();
+    const Tok& op = Next();
+    if (op.kind != Tok::kIdent) Fail(op, "expected an opcode, found " + Describe(op));
+    in.opcode = op.text;
+    Expect("(", "after the opcode '" + op.text + "'");
+    std::vector<Tok> current;
+    int depth = 0;
+    while (true) {
+      const Tok& t = Peek();
+      if (t.kind == Tok::kEnd) Fail(t, "the file ends inside the operands of '" + name.text + "'");
+      if (depth == 0 && IsPunct(t, ")")) break;
+      if (depth == 0 && IsPunct(t, ",")) {
+        if (current.empty()) Fail(t, "empty operand in '" + name.text + "'");
+        in.operands.push_back(std::move(current));
+        current.clear();
+        Next();
+        continue;
+      }
+      if (t.kind == Tok::kPunct && (t.text == "(" || t.text == "{" || t.text == "[")) ++depth;
+      if (t.kind == Tok::kPunct && (t.text == ")" || t.text == "}" || t.text == "]")) --depth;
+      current.push_back(Next());
+    }
+    Next();
+    if (!current.empty()) in.operands.push_back(std::move(current));
+    in.attrs = Attrs();
+    return in;
+  }
+
+  void Module() {
+    const Tok& head = Next();
+    if (head.kind != Tok::kIdent || head.text != "HloModule") {
+      Fail(head,
+           "expected 'HloModule <name>' at the start of an HLO module, found " + Describe(head));
+    }
+    const Tok& name = Next();
+    if (name.kind != Tok::kIdent) Fail(name, "expected the module name after HloModule");
+    module_name = name.text;
+    header = Attrs();
+    while (Peek().kind != Tok::kEnd) {
+      // Stack-frame tables some XLA versions print after the computations: not read.
+      if (Peek().kind == Tok::kIdent &&
+          (Peek().text == "FileNames" || Peek().text == "FunctionNames" ||
+           Peek().text == "FileLocations" || Peek().text == "StackFrames")) {
+        break;
+      }
+      Computation c;
+      if (Peek().kind == Tok::kIdent && Peek().text == "ENTRY") {
+        c.entry = true;
+        Next();
+      }
+      const Tok& cname = Next();
+      c.line = cname.line;
+      if (cname.kind != Tok::kIdent) {
+        Fail(cname, "expected a computation `%name (params) -> type {`, found " + Describe(cname));
+      }
+      c.name = StripPercent(cname.text);
+      if (IsPunct(Peek(), "(")) {
+        Balanced();  // the signature; the parameter instructions give the types
+        Expect("->", "after the parameters of computation '" + cname.text + "'");
+        Shape();
+      }
+      Expect("{", "to open computation '" + cname.text + "'");
+      while (!IsPunct(Peek(), "}")) {
+        if (Peek().kind == Tok::kEnd)
+          Fail(Peek(), "computation '" + cname.text + "' is not closed");
+        c.instrs.push_back(Instruction());
+      }
+      Next();
+      if (c.instrs.empty()) Fail(cname, "computation '" + cname.text + "' has no instructions");
+      computations.push_back(std::move(c));
+    }
+  }
+
+  std::string module_name;
+  std::map<std::string, Attr> header;
+  std::vector<Computation> computations;
+
+ private:
+  std::vector<Tok> toks_;
+  size_t pos_ = 0;
+  const std::string& file_;
+};
+
+// ---- attribute values --------------------------------------------------------------------------
+
+std::string TokText(const std::vector<Tok>& toks) {
+  std::string s;
+  for (const Tok& t : toks) {
+    if (!s.empty() && t.kind != Tok::kPunct && s.back() != '{' && s.back() != '[' &&
+        s.back() != '(' && s.back() != '=') {
+      s += ' ';
+    }
+    s += t.kind == Tok::kStr ? "\"" + t.text + "\"" : t.text;
+  }
+  return s;
+}
+
+int64_t ToInt(const Tok& t, const std::string& file, const std::string& what) {
+  const size_t digits = !t.text.empty() && t.text[0] == '-' ? 1 : 0;
+  if (t.kind != Tok::kNum || t.text.size() <= digits || t.text.size() > 15 ||
+      t.text.find_first_not_of("0123456789", digits) != std::string::npos) {
+    throw InputError(file, t.line, "expected an integer in " + what + ", found '" + t.text + "'");
+  }
+  return std::stoll(t.text);
+}
+
+// A nested list of integers ({1,0}, {{0,1},{2,3}}, [2,4]): the integers of each innermost group.
+struct IntTree {
+  std::vector<int64_t> ints;
+  std::vector<IntTree> groups;
+};
+
+IntTree ParseIntTree(const std::vector<Tok>& toks, size_t& i, const std::string& file,
+                     const std::string& what, int depth = 0) {
+  IntTree tree;
+  if (depth > 8) {
+    throw InputError(file, toks[std::min(i, toks.size() - 1)].line,
+                     "lists nested too deeply in " + what);
+  }
+  if (i >= toks.size() || !(toks[i].text == "{" || toks[i].text == "[")) {
+    throw InputError(file, toks.empty() ? 0 : toks[std::min(i, toks.size() - 1)].line,
+                     "expected '{' in " + what);
+  }
+  const std::string close = toks[i].text == "{" ? "}" : "]";
+  ++i;
+  while (i < toks.size() && toks[i].text != close) {
+    if (toks[i].text == "{" || toks[i].text == "[") {
+      tree.groups.push_back(ParseIntTree(toks, i, file, what, depth + 1));
+    } else if (toks[i].text != ",") {
+      tree.ints.push_back(ToInt(toks[i], file, what));
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  if (i >= toks.size()) {
+    throw InputError(file, toks.back().line, "unclosed list in " + what);
+  }
+  ++i;
+  return tree;
+}
+
+// ---- building the graph ------------------------------------------------------------------------
+
+// What an HLO value is in the graph: one tensor, or a tuple of values.
+struct HVal {
+  std::optional<ir::TensorRef> ref;
+  std::vector<HVal> elems;
+  bool tuple = false;
+  std::optional<double> scalar;  // a scalar constant, or a broadcast of one
+  bool is_unsigned = false;      // holds u16-u64 values (typed as signed ones)
+  // A broadcast whose operand dims are the result's trailing dims in order (numpy's rule): its
+  // operand, which an ATen elementwise operator broadcasts alike.
+  std::optional<ir::TensorRef> broadcast_of;
+};
+
+enum class Reducer { kNone, kAdd, kMax, kMin, kAnd, kOr };
+
+class Builder {
+ public:
+  Builder(const Parser& p, const std::string& file, const HloOptions& options)
+      : p_(p), file_(file), rank_(options.rank) {
+    world_ = options.world;
+    if (world_ <= 0) {
+      int64_t partitions = HeaderInt("num_partitions"), replicas = HeaderInt("replica_count");
+      if (partitions < 1 || replicas < 1 || partitions > 4096 || replicas > 4096) {
+        throw InputError(file_, 1, "num_partitions and replica_count must be 1..4096");
+      }
+      if (partitions * replicas > 1) world_ = static_cast<int32_t>(partitions * replicas);
+    }
+    if (world_ <= 0) {
+      int64_t largest = -1;
+      for (const Computation& c : p_.computations) {
+        for (const Instr& in : c.instrs) {
+          auto it = in.attrs.find("replica_groups");
+          if (it == in.attrs.end()) continue;
+          for (const auto& members : ReplicaGroups(it->second, 1 << 20)) {
+            for (int32_t m : members) largest = std::max<int64_t>(largest, m);
+          }
+        }
+      }
+      world_ = static_cast<int32_t>(largest + 1);
+    }
+    if (world_ <= 0) world_ = 1;
+    if (world_ > 4096) throw InputError(file_, 0, "more than 4096 ranks are not supported");
+    if (rank_ < 0 || rank_ >= world_) {
+      throw InputError(file_, 0,
+                       "rank " + std::to_string(rank_) + " is outside the module's " +
+                           std::to_string(world_) + " ranks");
+    }
+  }
+
+  HloModule Build() {
+    const Computation* entry = nullptr;
+    for (const Computation& c : p_.computations) {
+      if (c.entry) {
+        if (entry) {
+          throw InputError(
+              file_, c.line,
+              "a second ENTRY computation (the first is '" + entry->name + "'); a module has one");
+        }
+        entry = &c;
+      }
+      computations_[c.name] = &c;
+    }
+    if (!entry && !p_.computations.empty()) entry = &p_.computations.back();
+    if (!entry) throw InputError(file_, 1, "the module has no computation; add an ENTRY one");
+    graph_.name = p_.module_name;
+    graph_.file = file_;
+    graph_.rank = rank_;
+    std::vector<std::pair<int64_t, ir::NodeId>> params;
+    const Instr* root = nullptr;
+    for (const Instr& in : entry->instrs) {
+      if (in.root) root = &in;
+      if (values_.count(in.hlo_name)) {
+        throw InputError(file_, in.line, "'" + in.hlo_name + "' is defined twice");
+      }
+      if (in.opcode == "parameter") {
+        if (in.operands.size() != 1 || in.operands[0].size() != 1) {
+          throw InputError(file_, in.line, "parameter takes its number: parameter(0)");
+        }
+        int64_t number = ToInt(in.operands[0][0], file_, "parameter");
+        for (const auto& [n, id] : params) {
+          if (n == number) {
+            throw InputError(file_, in.line,
+                             "parameter(" + std::to_string(number) + ") is given twice");
+          }
+        }
+        ir::Node node;
+        node.kind = ir::NodeKind::kInput;
+        node.name = UniqueName(in.hlo_name);
+        node.def_line = in.line;
+        node.source = Source(in);
+        node.outputs.push_back({node.name, TensorTypeOf(in)});
+        ir::NodeId id = graph_.AddNode(std::move(node));
+        params.emplace_back(number, id);
+        HVal v;
+        v.ref = ir::TensorRef{id, 0};
+        v.is_unsigned = HasUnsigned(in.shape);
+        values_[in.hlo_name] = v;
+        continue;
+      }
+      values_[in.hlo_name] = Lower(in);
+    }
+    if (!root) root = &entry->instrs.back();
+    std::sort(params.begin(), params.end());
+    graph_.inputs.clear();  // AddNode listed them in file order; the signature is by number
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (params[i].first != static_cast<int64_t>(i)) {
+        throw InputError(file_, graph_.node(params[i].second).def_line,
+                         "parameters must be numbered 0.." + std::to_string(params.size() - 1) +
+                             " without gaps");
+      }
+      graph_.inputs.push_back(params[i].second);
+    }
+    const HVal& out = values_.at(root->hlo_name);
+    std::vector<ir::TensorRef> refs;
+    Flatten(out, *root, &refs);
+    for (ir::TensorRef r : refs) graph_.outputs.push_back(ir::Value(r));
+    graph_.return_line = root->line;
+    HloModule m;
+    m.graph = std::move(graph_);
+    m.groups = std::move(groups_);
+    m.world = world_;
+    return m;
+  }
+
+ private:
+  [[noreturn]] void Fail(const Instr& in, const std::string& problem) const {
+    throw InputError(file_, in.line, "'" + in.hlo_name + "' (" + in.opcode + "): " + problem);
+  }
+
+  int64_t HeaderInt(const std::string& key) const {
+    auto it = p_.header.find(key);
+    if (it == p_.header.end() || it->second.value.size() != 1) return 1;
+    return ToInt(it->second.value[0], file_, key);
+  }
+
+  ir::SourceLocation Source(const Instr& in) const {
+    ir::SourceLocation loc;
+    auto it = in.attrs.find("metadata");
+    if (it == in.attrs.end()) return loc;
+    const std::vector<Tok>& t = it->second.value;
+    for (size_t i = 0; i + 2 < t.size(); ++i) {
+      if (t[i].kind != Tok::kIdent || t[i + 1].text != "=") continue;
+      const Tok& v = t[i + 2];
+      if (t[i].text == "source_file" && v.kind == Tok::kStr) loc.file = v.text;
+      if (t[i].text == "source_line" && v.kind == Tok::kNum) {
+        loc.line = static_cast<int32_t>(ToInt(v, file_, "source_line"));
+      }
+      if (t[i].text == "op_name" && v.kind == Tok::kStr) loc.code = v.text;
+    }
+    if (loc.file.empty()) loc = {};
+    return loc;
+  }
+
+  // A node name the spec language can write: [A-Za-z_][A-Za-z0-9_]*, unique in the graph.
+  std::string UniqueName(const std::string& hlo_name) {
+    std::string s;
+    for (char c : hlo_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
+    std::string name = s;
+    for (int k = 1; used_names_.count(name); ++k) name = s + "_" + std::to_string(k);
+    used_names_.insert(name);
+    return name;
+  }
+
+  ir::TensorType TensorTypeOf(const Instr& in) const {
+    if (in.shape.tuple) Fail(in, "a tuple here is not supported; use one tensor per parameter");
+    if (!in.shape.unsupported.empty()) {
+      Fail(in, "element type '" + in.shape.unsupported +
+                   "' is not supported (use pred, s8-s64, u8, f16, bf16, f32, f64, c64, c128)");
+    }
+    return in.shape.type;
+  }
+
+  void Flatten(const HVal& v, const Instr& in, std::vector<ir::TensorRef>* out) const {
+    if (v.tuple) {
+      for (const HVal& e : v.elems) Flatten(e, in, out);
+    } else if (v.ref) {
+      out->push_back(*v.ref);
+    } else {
+      Fail(in, "reads a value that is not a tensor");
+    }
+  }
+
+  // Operand i: a name (the last token; a type before it is the long form, ignored).
+  const HVal& Operand(const Instr& in, size_t i) const {
+    if (i >= in.operands.size()) {
+      Fail(in, "expects at least " + std::to_string(i + 1) + " operand(s), has " +
+                   std::to_string(in.operands.size()));
+    }
+    const Tok& name = in.operands[i].back();
+    if (name.kind != Tok::kIdent) {
+      Fail(in, "operand " + std::to_string(i) + " is not a value name ('" + name.text + "')");
+    }
+    auto it = values_.find(StripPercent(name.text));
+    if (it == values_.end()) {
+      Fail(in, "operand '" + name.text +
+                   "' is not defined before this instruction (define values before their use)");
+    }
+    return it->second;
+  }
+  ir::TensorRef OperandRef(const Instr& in, size_t i) const {
+    const HVal& v = Operand(in, i);
+    if (!v.ref) Fail(in, "operand " + std::to_string(i) + " is a tuple, expected a tensor");
+    return *v.ref;
+  }
+  const ir::TensorType& OperandType(const Instr& in, size_t i) const {
+    return graph_.type(OperandRef(in, i));
+  }
+
+  const Attr* FindAttr(const Instr& in, const std::string& key) const {
+    auto it = in.attrs.find(key);
+    return it == in.attrs.end() ? nullptr : &it->second;
+  }
+  std::vector<int64_t> IntList(const Instr& in, const std::string& key, bool required) const {
+    const Attr* a = FindAttr(in, key);
+    if (!a) {
+      if (required) Fail(in, "needs the attribute " + key + "={...}");
+      return {};
+    }
+    size_t i = 0;
+    IntTree t = ParseIntTree(a->value, i, file_, key);
+    if (!t.groups.empty() || i != a->value.size()) {
+      throw InputError(file_, a->line, key + " must be a flat list of integers: " + key + "={0,1}");
+    }
+    return t.ints;
+  }
+  std::string Word(const Instr& in, const std::string& key) const {
+    const Attr* a = FindAttr(in, key);
+    if (!a || a->value.size() != 1) return "";
+    return a->value[0].text;
+  }
+
+  // The reducer a to_apply= computation is: ROOT op(p0, p1) of its two parameters.
+  Reducer ReducerOf(const Instr& in) const {
+    const Attr* a = FindAttr(in, "to_apply");
+    if (!a || a->value.size() != 1) Fail(in, "needs to_apply=%computation");
+    auto it = computations_.find(StripPercent(a->value[0].text));
+    if (it == computations_.end()) {
+      throw InputError(
+          file_, a->line,
+          "to_apply names computation '" + a->value[0].text + "', which is not defined");
+    }
+    const Computation& c = *it->second;
+    const Instr* root = &c.instrs.back();
+    std::map<std::string, int64_t> params;
+    for (const Instr& i : c.instrs) {
+      if (i.root) root = &i;
+      if (i.opcode == "parameter" && i.operands.size() == 1 && i.operands[0].size() == 1) {
+        params[i.hlo_name] = ToInt(i.operands[0][0], file_, "parameter");
+      }
+    }
+    if (params.size() != 2 || root->operands.size() != 2) return Reducer::kNone;
+    std::set<int64_t> read;
+    for (const auto& operand : root->operands) {
+      auto p = params.find(StripPercent(operand.back().text));
+      if (p == params.end()) return Reducer::kNone;
+      read.insert(p->second);
+    }
+    if (read != std::set<int64_t>{0, 1}) return Reducer::kNone;
+    const std::string& op = root->opcode;
+    if (op == "add") return Reducer::kAdd;
+    if (op == "maximum") return Reducer::kMax;
+    if (op == "minimum") return Reducer::kMin;
+    if (op == "and") return Reducer::kAnd;
+    if (op == "or") return Reducer::kOr;
+    return Reducer::kNone;
+  }
+
+  // replica_groups: {{0,1},{2,3}}, {} (every rank), [G,S]<=[dims...] or [G,S]<=[dims...]T(perm).
+  std::vector<std::vector<int32_t>> ReplicaGroups(const Attr& a, int32_t world) const {
+    const std::vector<Tok>& t = a.value;
+    std::vector<std::vector<int32_t>> groups;
+    auto check = [&](int64_t m) {
+      if (m < 0 || m >= world) {
+        throw InputError(file_, a.line,
+                         "replica_groups names rank " + std::to_string(m) + " but the module has " +
+                             std::to_string(world) + " ranks (num_partitions x replica_count)");
+      }
+      return static_cast<int32_t>(m);
+    };
+    size_t i = 0;
+    if (!t.empty() && t[0].text == "{") {
+      IntTree tree = ParseIntTree(t, i, file_, "replica_groups");
+      if (i != t.size() || !tree.ints.empty()) {
+        throw InputError(file_, a.line, "replica_groups must be a list of groups: {{0,1},{2,3}}");
+      }
+      for (const IntTree& g : tree.groups) {
+        if (!g.groups.empty() || g.ints.empty()) {
+          throw InputError(file_, a.line, "each replica group is a list of ranks: {0,1}");
+        }
+        std::vector<int32_t> members;
+        for (int64_t m : g.ints) members.push_back(check(m));
+        groups.push_back(std::move(members));
+      }
+      return groups;
+    }
+    // The iota form.
+    IntTree shape = ParseIntTree(t, i, file_, "replica_groups");
+    if (shape.ints.size() != 2 || i + 2 >= t.size() || t[i].text != "<" || t[i + 1].text != "=") {
+      throw InputError(file_, a.line,
+                       "replica_groups must be {{0,1},...} or the iota form [groups,size]<=[n]");
+    }
+    i += 2;
+    IntTree dims = ParseIntTree(t, i, file_, "replica_groups");
+    std::vector<int64_t> perm;
+    if (i < t.size()) {
+      if (t[i].text != "T" || i + 1 >= t.size() || t[i + 1].text != "(") {
+        throw InputError(file_, a.line, "expected T(perm) after the iota dims of replica_groups");
+      }
+      ++i;
+      std::vector<Tok> inner;
+      for (const Tok& tok : t) inner.push_back(tok);
+      inner[i].text = "[";
+      size_t close = i;
+      while (close < inner.size() && inner[close].text != ")") ++close;
+      if (close >= inner.size() || close + 1 != inner.size()) {
+        throw InputError(file_, a.line, "expected T(perm) to end replica_groups");
+      }
+      inner[close].text = "]";
+      perm = ParseIntTree(inner, i, file_, "replica_groups").ints;
+    }
+    int64_t total = 1;
+    for (int64_t d : dims.ints) {
+      if (d <= 0 || d > 4096)
+        throw InputError(file_, a.line, "bad iota dimension in replica_groups");
+      total *= d;
+      if (total > 4096) throw InputError(file_, a.line, "replica_groups names over 4096 ranks");
+    }
+    const int64_t n_groups = shape.ints[0], size = shape.ints[1];
+    if (n_groups <= 0 || size <= 0 || n_groups > total || size > total ||
+        n_groups * size != total) {
+      throw InputError(file_, a.line,
+                       "replica_groups [" + std::to_string(n_groups) + "," + std::to_string(size) +
+                           "] does not hold the " + std::to_string(total) + " iota ranks");
+    }
+    if (perm.empty()) {
+      perm.resize(dims.ints.size());
+      std::iota(perm.begin(), perm.end(), 0);
+    }
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t k = 0; k < sorted.size(); ++k) {
+      if (sorted[k] != static_cast<int64_t>(k) || perm.size() != dims.ints.size()) {
+        throw InputError(file_, a.line, "T(...) of replica_groups must permute the iota dims");
+      }
+    }
+    // Element k of the transposed iota: its index in the transposed shape, mapped back.
+    const size_t r = dims.ints.size();
+    std::vector<int64_t> tdims(r), strides(r, 1);
+    for (size_t k = 0; k < r; ++k) tdims[k] = dims.ints[perm[k]];
+    for (size_t k = r; k-- > 1;) strides[k - 1] = strides[k] * dims.ints[k];
+    std::vector<int32_t> flat;
+    for (int64_t k = 0; k < total; ++k) {
+      int64_t rest = k, value = 0;
+      for (size_t d = r; d-- > 0;) {
+        int64_t idx = rest % tdims[d];
+        rest /= tdims[d];
+        value += idx * strides[perm[d]];
+      }
+      flat.push_back(check(value));
+    }
+    for (int64_t g = 0; g < n_groups; ++g) {
+      groups.emplace_back(flat.begin() + g * size, flat.begin() + (g + 1) * size);
+    }
+    return groups;
+  }
+
+  // The process group of this rank in the collective's replica_groups; `ascending` says whether
+  // the group lists its members in rank order (a member's position in the group is its place
+  // in an all-gather's result and the slice a reduce-scatter leaves it).
+  std::string GroupOf(const Instr& in, bool* ascending) {
+    std::vector<std::vector<int32_t>> groups;
+    if (const Attr* a = FindAttr(in, "replica_groups")) groups = ReplicaGroups(*a, world_);
+    if (groups.empty()) {  // {}: one group of every rank
+      groups.emplace_back(world_);
+      std::iota(groups[0].begin(), groups[0].end(), 0);
+    }
+    std::set<int32_t> seen;
+    const std::vector<int32_t>* mine = nullptr;
+    for (const auto& g : groups) {
+      for (int32_t m : g) {
+        if (!seen.insert(m).second) {
+          Fail(in, "rank " + std::to_string(m) + " is in two replica groups");
+        }
+        if (m == rank_) mine = &g;
+      }
+    }
+    if (!mine) {
+      Fail(in, "rank " + std::to_string(rank_) + " is in none of the replica_groups");
+    }
+    std::vector<int32_t> members = *mine;
+    *ascending = std::is_sorted(members.begin(), members.end());
+    std::sort(members.begin(), members.end());
+    std::string name = "hlo_ranks";
+    for (int32_t m : members) name += "_" + std::to_string(m);
+    groups_[name] = members;
+    return name;
+  }
+
+  // Adds an operator node; its type is inferred and checked against `expected` when given.
+  ir::TensorRef Emit(const Instr& in, const std::string& name, const std::string& op,
+                     std::vector<ir::Value> args, std::vector<ir::NamedArg> kwargs,
+                     const std::optional<ir::TensorType>& expected) {
+    ir::Node node;
+    node.kind = ir::NodeKind::kOperator;
+    node.name = UniqueName(name);
+    node.op = *ir::OpName::Parse(op);
+    node.args = std::move(args);
+    node.kwargs = std::move(kwargs);
+    node.def_line = in.line;
+    node.source = Source(in);
+    auto inferred = InferNodeTypes(graph_, node, groups_, world_, file_, in.line);
+    std::optional<ir::TensorType> type = expected;
+    if (inferred) {
+      if (inferred->size() != 1 || !(*inferred)[0]) {
+        Fail(in, DescribeNode(node) + " does not give one tensor");
+      }
+      if (expected && *(*inferred)[0] != *expected) {
+        Fail(in, "the HLO shape says " + expected->ToString() + " but " + DescribeNode(node) +
+                     " gives " + (*inferred)[0]->ToString() + "; fix the shape or the operands");
+      }
+      type = (*inferred)[0];
+    }
+    if (!type) Fail(in, "internal: no type for " + DescribeNode(node));
+    node.outputs.push_back({node.name, type});
+    return {graph_.AddNode(std::move(node)), 0};
+  }
+
+  HVal One(ir::TensorRef r) const {
+    HVal v;
+    v.ref = r;
+    return v;
+  }
+
+  // An instruction GraphGuard gives no meaning: hlo::<opcode>, its operands and attributes as
+  // arguments, typed from its shape.
+  HVal Opaque(const Instr& in) {
+    ir::Node node;
+    node.kind = ir::NodeKind::kOperator;
+    node.name = UniqueName(in.hlo_name);
+    std::string op = in.opcode;
+    std::replace(op.begin(), op.end(), '-', '_');
+    node.op = ir::OpName{"hlo", op, ""};
+    node.def_line = in.line;
+    node.source = Source(in);
+    for (size_t i = 0; i < in.operands.size(); ++i) {
+      const Tok& last = in.operands[i].back();
+      if (last.kind == Tok::kIdent && values_.count(StripPercent(last.text))) {
+        std::vector<ir::TensorRef> refs;
+        Flatten(Operand(in, i), in, &refs);
+        for (ir::TensorRef r : refs) node.args.emplace_back(r);
+      } else {
+        node.args.emplace_back(TokText(in.operands[i]));  // a literal (constant, iota)
+      }
+    }
+    for (const auto& [key, attr] : in.attrs) {
+      if (key == "metadata" || key == "sharding") continue;  // annotations: values unchanged
+      node.kwargs.push_back({key, ir::Value(TokText(attr.value))});
+    }
+    // Values that differ per rank or per draw must never be congruent across ranks or graphs.
+    if (in.opcode == "partition-id" || in.opcode == "replica-id") {
+      node.kwargs.push_back({"rank", ir::Value(static_cast<int64_t>(rank_))});
+    }
+    if (in.opcode.rfind("rng", 0) == 0) {
+      node.kwargs.push_back(
+          {"draw", ir::Value(file_ + ":" + std::to_string(in.line) + "@" + std::to_string(rank_))});
+    }
+    std::vector<ir::TensorType> types;
+    if (in.shape.tuple) {
+      for (const HloShape& e : in.shape.elems) {
+        if (e.tuple) Fail(in, "nested tuple results are not supported");
+        if (!e.unsupported.empty()) Fail(in, "element type '" + e.unsupported + "' not supported");
+        types.push_back(e.type);
+      }
+    } else {
+      types.push_back(TensorTypeOf(in));
+    }
+    (void)InferNodeTypes(graph_, node, groups_, world_, file_, in.line);  // strict mode, inputs
+    HVal v;
+    v.tuple = in.shape.tuple;
+    for (size_t i = 0; i < types.size(); ++i) {
+      node.outputs.push_back({in.shape.tuple ? "" : node.name, types[i]});
+    }
+    ir::NodeId id = graph_.AddNode(std::move(node));
+    if (!v.tuple) return One({id, 0});
+    for (size_t i = 0; i < types.size(); ++i) v.elems.push_back(One({id, static_cast<int32_t>(i)}));
+    return v;
+  }
+
+  std::optional<double> ScalarLiteral(const Instr& in) const {
+    if (in.operands.size() != 1 || in.operands[0].size() != 1) return std::nullopt;
+    const Tok& t = in.operands[0][0];
+    const std::string& s = t.text;
+    if (s == "true") return 1.0;
+    if (s == "false") return 0.0;
+    if (s == "inf" || s == "+inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (t.kind != Tok::kNum) return std::nullopt;
+    try {
+      size_t used = 0;
+      double v = std::stod(s, &used);
+      if (used != s.size()) return std::nullopt;
+      return v;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  HVal Constant(const Instr& in) {
+    const ir::TensorType type = TensorTypeOf(in);
+    double number = 0.0;
+    bool known = false;
+    if (type.shape.empty()) {
+      if (std::optional<double> lit = ScalarLiteral(in)) {
+        number = *lit;
+        known = true;
+      }
+    }
+    const bool integral = !ir::IsFloatingPoint(type.dtype) && type.dtype != ir::DType::kBool;
+    if (ir::IsComplex(type.dtype) || std::isnan(number) ||
+        (integral && (std::fabs(number) > 9.0e15 || number != std::trunc(number)))) {
+      known = false;
+    }
+    if (!known) {
+      // An array constant (or NaN): a graph constant typed from its shape, its value not read.
+      ir::Node node;
+      node.kind = ir::NodeKind::kConstant;
+      node.name = UniqueName(in.hlo_name);
+      node.def_line = in.line;
+      node.source = Source(in);
+      node.outputs.push_back({node.name, type});
+      return One({graph_.AddNode(std::move(node)), 0});
+    }
+    ir::Value value = ir::IsFloatingPoint(type.dtype)  ? ir::Value(number)
+                      : type.dtype == ir::DType::kBool ? ir::Value(number != 0.0)
+                                                       : ir::Value(static_cast<int64_t>(number));
+    HVal out = One(Emit(in, in.hlo_name, "aten::scalar_tensor", {value},
+                        {{"dtype", ir::Value(type.dtype)}}, type));
+    out.scalar = number;
+    return out;
+  }
+
+  HVal Elementwise(const Instr& in) {
+    static const std::map<std::string, std::string> kUnary = {
+        {"negate", "aten::neg"}, {"abs", "aten::abs"},          {"exponential", "aten::exp"},
+        {"log", "aten::log"},    {"rsqrt", "aten::rsqrt"},      {"sqrt", "aten::sqrt"},
+        {"tanh", "aten::tanh"},  {"logistic", "aten::sigmoid"}, {"not", "aten::bitwise_not"},
+        {"copy", "aten::clone"}, {"sine", "aten::sin"},         {"cosine", "aten::cos"},
+    };
+    static const std::map<std::string, std::string> kBinary = {
+        {"add", "aten::add.Tensor"},          {"subtract", "aten::sub.Tensor"},
+        {"multiply", "aten::mul.Tensor"},     {"divide", "aten::div.Tensor"},
+        {"maximum", "aten::maximum"},         {"minimum", "aten::minimum"},
+        {"power", "aten::pow.Tensor_Tensor"}, {"and", "aten::bitwise_and.Tensor"},
+        {"or", "aten::bitwise_or.Tensor"},
+    };
+    const ir::TensorType out = TensorTypeOf(in);
+    const bool floating = ir::IsFloatingPoint(out.dtype);
+    if (auto u = kUnary.find(in.opcode); u != kUnary.end()) {
+      if (in.operands.size() != 1) Fail(in, "takes one operand");
+      if (in.opcode == "not" && ir::IsFloatingPoint(out.dtype)) return Opaque(in);
+      return One(Emit(in, in.hlo_name, u->second, {OperandRef(in, 0)}, {}, out));
+    }
+    auto b = kBinary.find(in.opcode);
+    if (in.operands.size() != 2) Fail(in, "takes two operands");
+    ir::TensorRef lhs = OperandRef(in, 0), rhs = OperandRef(in, 1);
+    const HVal *lv = &Operand(in, 0), *rv = &Operand(in, 1);
+    std::optional<double> ls = lv->scalar, rs = rv->scalar;
+    if (OperandType(in, 0).shape != out.shape || OperandType(in, 1).shape != out.shape) {
+      Fail(in, "operands must have the result's shape " + out.ToString() +
+                   " (HLO does not broadcast implicitly; use broadcast)");
+    }
+    if ((in.opcode == "divide" || in.opcode == "power") && !floating) return Opaque(in);
+    const bool commutes = in.opcode == "add" || in.opcode == "multiply" || in.opcode == "maximum" ||
+                          in.opcode == "minimum";
+    if (floating && ls && !rs && commutes) {
+      std::swap(lhs, rhs);
+      std::swap(lv, rv);
+      std::swap(ls, rs);
+    }
+    if (floating && rs && !ls) {
+      // x op c, c a broadcast scalar constant: the wrapped-scalar form of the ATen operator.
+      if (in.opcode == "maximum" && *rs == 0.0) {
+        return One(Emit(in, in.hlo_name, "aten::relu", {lhs}, {}, out));
+      }
+      if (in.opcode == "add" || in.opcode == "subtract" || in.opcode == "multiply" ||
+          in.opcode == "divide") {
+        return One(Emit(in, in.hlo_name, b->second, {lhs, *rs}, {}, out));
+      }
+      if (in.opcode == "power") {
+        return One(Emit(in, in.hlo_name, "aten::pow.Tensor_Scalar", {lhs, *rs}, {}, out));
+      }
+    }
+    // A numpy-style broadcast operand: ATen's operator broadcasts its source alike, the form FX
+    // graphs have (add(mm, bias)), so the same lemmas apply.
+    if (rv->broadcast_of && !lv->broadcast_of) {
+      rhs = *rv->broadcast_of;
+    } else if (lv->broadcast_of && !rv->broadcast_of) {
+      lhs = *lv->broadcast_of;
+    }
+    return One(Emit(in, in.hlo_name, b->second, {lhs, rhs}, {}, out));
+  }
+
+  HVal Compare(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    if (in.operands.size() != 2) Fail(in, "takes two operands");
+    std::string dir = Word(in, "direction");
+    std::transform(dir.begin(), dir.end(), dir.begin(), ::tolower);
+    const std::string type = Word(in, "type");
+    if (!type.empty() && type != "FLOAT" && type != "SIGNED" && type != "UNSIGNED") {
+      return Opaque(in);  // TOTALORDER orders NaNs and signed zeros
+    }
+    static const std::set<std::string> kDirections = {"eq", "ne", "lt", "le", "gt", "ge"};
+    if (!kDirections.count(dir)) Fail(in, "needs direction=EQ, NE, LT, LE, GT or GE");
+    const ir::TensorType& lt = OperandType(in, 0);
+    std::optional<double> rs = Operand(in, 1).scalar;
+    if (rs && ir::IsFloatingPoint(lt.dtype)) {
+      return One(
+          Emit(in, in.hlo_name, "aten::" + dir + ".Scalar", {OperandRef(in, 0), *rs}, {}, out));
+    }
+    if (dir == "le" || dir == "ge") return Opaque(in);
+    return One(Emit(in, in.hlo_name, "aten::" + dir + ".Tensor",
+                    {OperandRef(in, 0), OperandRef(in, 1)}, {}, out));
+  }
+
+  static ir::Value Ints(const std::vector<int64_t>& v) {
+    ir::Value::List list;
+    for (int64_t x : v) list.emplace_back(x);
+    return ir::Value(std::move(list));
+  }
+  static std::vector<int64_t> Sizes(const ir::TensorType& t) {
+    std::vector<int64_t> out;
+    for (const ir::Dim& d : t.shape) out.push_back(d.value());
+    return out;
+  }
+
+  HVal Broadcast(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    const HVal& x = Operand(in, 0);
+    ir::TensorRef ref = OperandRef(in, 0);
+    const ir::TensorType& t = graph_.type(ref);
+    std::vector<int64_t> dims = IntList(in, "dimensions", false);
+    if (dims.size() != t.shape.size()) {
+      Fail(in, "dimensions={...} must name one result dimension per operand dimension (" +
+                   std::to_string(t.shape.size()) + ")");
+    }
+    std::vector<int64_t> shape(out.shape.size(), 1);
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (dims[k] < 0 || dims[k] >= static_cast<int64_t>(out.shape.size()) ||
+          (k > 0 && dims[k] <= dims[k - 1])) {
+        return Opaque(in);  // a broadcast that also transposes
+      }
+      shape[dims[k]] = t.shape[k].value();
+    }
+    HVal result;
+    if (t.shape.empty()) {
+      result = One(Emit(in, in.hlo_name, "aten::expand", {ref, Ints(Sizes(out))}, {}, out));
+    } else {
+      ir::TensorType mid{t.dtype, {}};
+      for (int64_t s : shape) mid.shape.push_back(s);
+      if (mid == out) {
+        result = One(Emit(in, in.hlo_name, "aten::reshape", {ref, Ints(shape)}, {}, out));
+      } else {
+        ir::TensorRef r = ref;
+        if (mid.shape != t.shape) {
+          r = Emit(in, in.hlo_name + "_rs", "aten::reshape", {ref, Ints(shape)}, {}, mid);
+        }
+        result = One(Emit(in, in.hlo_name, "aten::expand", {r, Ints(Sizes(out))}, {}, out));
+      }
+    }
+    result.scalar = x.scalar;
+    bool trailing = true;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      trailing = trailing && dims[k] == static_cast<int64_t>(out.shape.size() - dims.size() + k);
+    }
+    if (trailing) result.broadcast_of = ref;
+    return result;
+  }
+
+  HVal Slice(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    const Attr* a = FindAttr(in, "slice");
+    if (!a) Fail(in, "needs slice={[start:limit], ...}");
+    // {[0:4], [2:8:1]}
+    const std::vector<Tok>& t = a->value;
+    std::vector<std::array<int64_t, 3>> ranges;
+    size_t i = 1;
+    while (i < t.size() && t[i].text != "}") {
+      if (t[i].text == ",") {
+        ++i;
+        continue;
+      }
+      if (t[i].text != "[") throw InputError(file_, a->line, "slice ranges are [start:limit:step]");
+      std::array<int64_t, 3> r{0, 0, 1};
+      size_t k = 0;
+      ++i;
+      while (i < t.size() && t[i].text != "]") {
+        if (t[i].text == ":") {
+          ++i;
+          continue;
+        }
+        if (k >= 3) throw InputError(file_, a->line, "slice ranges are [start:limit:step]");
+        r[k++] = ToInt(t[i], file_, "slice");
+        ++i;
+      }
+      if (i >= t.size() || k < 2) {
+        throw InputError(file_, a->line, "slice ranges are [start:limit:step]");
+      }
+      ++i;
+      ranges.push_back(r);
+    }
+    ir::TensorRef ref = OperandRef(in, 0);
+    const ir::TensorType& x = graph_.type(ref);
+    if (ranges.size() != x.shape.size()) {
+      Fail(in, "slice={...} needs one range per operand dimension (" +
+                   std::to_string(x.shape.size()) + ")");
+    }
+    std::vector<size_t> cut;
+    for (size_t d = 0; d < ranges.size(); ++d) {
+      const auto& r = ranges[d];
+      if (r[2] != 1) return Opaque(in);
+      if (r[0] < 0 || r[1] < r[0] || r[1] > x.shape[d].value()) {
+        Fail(in, "slice range " + std::to_string(d) + " is outside the operand");
+      }
+      if (r[0] != 0 || r[1] != x.shape[d].value()) cut.push_back(d);
+    }
+    if (cut.empty()) return One(Emit(in, in.hlo_name, "aten::alias", {ref}, {}, out));
+    for (size_t k = 0; k < cut.size(); ++k) {
+      const size_t d = cut[k];
+      const bool last = k + 1 == cut.size();
+      ref = Emit(in, last ? in.hlo_name : in.hlo_name + "_d" + std::to_string(d),
+                 "aten::slice.Tensor",
+                 {ref, static_cast<int64_t>(d), ranges[d][0], ranges[d][1], int64_t{1}}, {},
+                 last ? std::optional<ir::TensorType>(out) : std::nullopt);
+    }
+    return One(ref);
+  }
+
+  HVal Dot(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    ir::TensorRef a = OperandRef(in, 0), b = OperandRef(in, 1);
+    const ir::TensorType &ta = graph_.type(a), &tb = graph_.type(b);
+    const auto lb = IntList(in, "lhs_batch_dims", false), rb = IntList(in, "rhs_batch_dims", false);
+    const auto lc = IntList(in, "lhs_contracting_dims", false);
+    const auto rc = IntList(in, "rhs_contracting_dims", false);
+    if (ta.dtype != out.dtype || tb.dtype != out.dtype || lc.size() != 1 || rc.size() != 1) {
+      return Opaque(in);  // mixed precision, several contracting dims
+    }
+    if (ta.shape.size() == 2 && tb.shape.size() == 2 && lb.empty() && rb.empty()) {
+      if (lc[0] == 0) a = Emit(in, in.hlo_name + "_lt", "aten::t", {a}, {}, std::nullopt);
+      if (rc[0] == 1) b = Emit(in, in.hlo_name + "_rt", "aten::t", {b}, {}, std::nullopt);
+      return One(Emit(in, in.hlo_name, "aten::mm", {a, b}, {}, out));
+    }
+    if (ta.shape.size() == 3 && tb.shape.size() == 3 && lb == std::vector<int64_t>{0} &&
+        rb == std::vector<int64_t>{0} && lc[0] != 0 && rc[0] != 0) {
+      const ir::Value swap = Ints({0, 2, 1});
+      if (lc[0] == 1)
+        a = Emit(in, in.hlo_name + "_lt", "aten::permute", {a, swap}, {}, std::nullopt);
+      if (rc[0] == 2)
+        b = Emit(in, in.hlo_name + "_rt", "aten::permute", {b, swap}, {}, std::nullopt);
+      return One(Emit(in, in.hlo_name, "aten::bmm", {a, b}, {}, out));
+    }
+    return Opaque(in);
+  }
+
+  HVal Reduce(const Instr& in) {
+    if (in.operands.size() != 2 || in.shape.tuple) return Opaque(in);  // variadic reduce
+    const ir::TensorType out = TensorTypeOf(in);
+    const ir::TensorType& x = OperandType(in, 0);
+    std::vector<int64_t> dims = IntList(in, "dimensions", true);
+    std::optional<double> init = Operand(in, 1).scalar;
+    const Reducer r = ReducerOf(in);
+    if (!ir::IsFloatingPoint(x.dtype) || dims.empty() || !init) return Opaque(in);
+    if (r == Reducer::kAdd && *init == 0.0) {
+      return One(
+          Emit(in, in.hlo_name, "aten::sum.dim_IntList", {OperandRef(in, 0), Ints(dims)}, {}, out));
+    }
+    if (r == Reducer::kMax && *init == -std::numeric_limits<double>::infinity()) {
+      return One(Emit(in, in.hlo_name, "aten::amax", {OperandRef(in, 0), Ints(dims)}, {}, out));
+    }
+    return Opaque(in);
+  }
+
+  // Whether the collective's replica_groups name ranks: XLA reads them as global device ids
+  // (use_global_device_ids), partition ids (channel_id without it) or replica ids (no
+  // channel_id); the ids are ranks when the kind of id they are is the one that varies.
+  bool IdsAreRanks(const Instr& in) const {
+    if (Word(in, "use_global_device_ids") == "true") return true;
+    const bool channel = FindAttr(in, "channel_id") != nullptr;
+    const int64_t partitions = HeaderInt("num_partitions"), replicas = HeaderInt("replica_count");
+    if (partitions > 1 && replicas > 1) return false;
+    if (partitions > 1) return channel;
+    if (replicas > 1) return !channel;
+    return true;
+  }
+
+  HVal Collective(const Instr& in) {
+    if (in.operands.size() != 1 || in.shape.tuple) return Opaque(in);  // tuple collectives
+    // Groups of replicas in a partitioned module (or the converse): each device's group holds
+    // other devices than the ranks the ids would name; not modelled.
+    if (!IdsAreRanks(in)) return Opaque(in);
+    const ir::TensorType out = TensorTypeOf(in);
+    ir::TensorRef x = OperandRef(in, 0);
+    bool ascending = true;
+    const std::string group = GroupOf(in, &ascending);
+    const int64_t size = static_cast<int64_t>(groups_.at(group).size());
+    ir::TensorRef started;
+    if (in.opcode == "all-reduce") {
+      const Reducer r = ReducerOf(in);
+      const char* op = r == Reducer::kAdd   ? "sum"
+                       : r == Reducer::kMax ? "max"
+                       : r == Reducer::kMin ? "min"
+                                            : nullptr;
+      if (!op) return Opaque(in);
+      started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_reduce",
+                     {x, std::string(op), group}, {}, out);
+    } else {
+      // Along dim 0 and in rank order only: the registry's collectives gather and scatter so.
+      if (IntList(in, "dimensions", true) != std::vector<int64_t>{0} || !ascending) {
+        return Opaque(in);
+      }
+      if (in.opcode == "all-gather") {
+        started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_gather_into_tensor",
+                       {x, size, group}, {}, out);
+      } else {
+        if (ReducerOf(in) != Reducer::kAdd) return Opaque(in);
+        started = Emit(in, in.hlo_name + "_start", "_c10d_functional::reduce_scatter_tensor",
+                       {x, std::string("sum"), size, group}, {}, out);
+      }
+    }
+    return One(Emit(in, in.hlo_name, "_c10d_functional::wait_tensor", {started}, {}, out));
+  }
+
+  // fusion and call: the called computation's instructions, its parameters the operands (what a
+  // fusion computes is its computation, whatever the backend's kind or config).
+  HVal Inline(const Instr& in) {
+    const Attr* a = FindAttr(in, in.opcode == "fusion" ? "calls" : "to_apply");
+    if (!a || a->value.size() != 1) {
+      Fail(in, std::string("needs ") + (in.opcode == "fusion" ? "calls" : "to_apply") +
+                   "=%computation");
+    }
+    auto it = computations_.find(StripPercent(a->value[0].text));
+    if (it == computations_.end()) {
+      throw InputError(file_, a->line,
+                       "'" + a->value[0].text + "' names no computation of the module");
+    }
+    if (inline_depth_ >= 16) Fail(in, "calls nested more than 16 deep (a recursive call?)");
+    const Computation& c = *it->second;
+    std::vector<HVal> args;
+    for (size_t i = 0; i < in.operands.size(); ++i) args.push_back(Operand(in, i));
+    std::map<std::string, HVal> outer = std::move(values_);
+    values_.clear();
+    ++inline_depth_;
+    const Instr* root = &c.instrs.back();
+    for (const Instr& i : c.instrs) {
+      if (i.root) root = &i;
+      if (values_.count(i.hlo_name)) {
+        throw InputError(file_, i.line, "'" + i.hlo_name + "' is defined twice");
+      }
+      if (i.opcode == "parameter") {
+        if (i.operands.size() != 1 || i.operands[0].size() != 1) {
+          throw InputError(file_, i.line, "parameter takes its number: parameter(0)");
+        }
+        const int64_t k = ToInt(i.operands[0][0], file_, "parameter");
+        if (k < 0 || k >= static_cast<int64_t>(args.size())) {
+          Fail(in, "computation '" + c.name + "' reads parameter(" + std::to_string(k) +
+                       ") but is called with " + std::to_string(args.size()) + " operand(s)");
+        }
+        if (args[k].ref && !i.shape.tuple && i.shape.unsupported.empty() &&
+            graph_.type(*args[k].ref) != i.shape.type) {
+          throw InputError(file_, i.line,
+                           "parameter(" + std::to_string(k) + ") of '" + c.name + "' is " +
+                               i.shape.type.ToString() + " but '" + in.hlo_name + "' passes " +
+                               graph_.type(*args[k].ref).ToString());
+        }
+        values_[i.hlo_name] = args[k];
+        continue;
+      }
+      values_[i.hlo_name] = Lower(i);
+    }
+    HVal result = values_.at(root->hlo_name);
+    --inline_depth_;
+    values_ = std::move(outer);
+    return result;
+  }
+
+  HVal Lower(const Instr& in) {
+    HVal v = LowerTyped(in);
+    v.is_unsigned = v.is_unsigned || HasUnsigned(in.shape);
+    return v;
+  }
+
+  bool ReadsUnsigned(const Instr& in) const {
+    for (const auto& operand : in.operands) {
+      auto it = values_.find(StripPercent(operand.back().text));
+      if (operand.back().kind == Tok::kIdent && it != values_.end() && it->second.is_unsigned) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  HVal LowerTyped(const Instr& in) {
+    const std::string& op = in.opcode;
+    if (op != "tuple" && op != "get-tuple-element" &&
+        (HasUnsigned(in.shape) || ReadsUnsigned(in))) {
+      return Opaque(in);
+    }
+    if (op == "constant") return Constant(in);
+    if (op == "fusion" || op == "call") return Inline(in);
+    // with_sharding_constraint's annotation: the identity on values.
+    if (op == "custom-call" && Word(in, "custom_call_target") == "Sharding" &&
+        in.operands.size() == 1 && !in.shape.tuple) {
+      return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
+    }
+    if (op == "tuple") {
+      HVal v;
+      v.tuple = true;
+      for (size_t i = 0; i < in.operands.size(); ++i) v.elems.push_back(Operand(in, i));
+      return v;
+    }
+    if (op == "get-tuple-element") {
+      const HVal& t = Operand(in, 0);
+      const Attr* a = FindAttr(in, "index");
+      if (!a || a->value.size() != 1) Fail(in, "needs index=N");
+      int64_t index = ToInt(a->value[0], file_, "index");
+      if (!t.tuple || index < 0 || index >= static_cast<int64_t>(t.elems.size())) {
+        Fail(in, "index " + std::to_string(index) + " is not an element of the operand tuple");
+      }
+      return t.elems[index];
+    }
+    if (op == "compare") return Compare(in);
+    if (op == "broadcast") return Broadcast(in);
+    if (op == "slice") return Slice(in);
+    if (op == "dot") return Dot(in);
+    if (op == "reduce") return Reduce(in);
+    if (op == "all-reduce" || op == "all-gather" || op == "reduce-scatter") return Collective(in);
+    const ir::TensorType* out =
+        in.shape.tuple || !in.shape.unsupported.empty() ? nullptr : &in.shape.type;
+    if (out && op == "reshape") {
+      return One(
+          Emit(in, in.hlo_name, "aten::reshape", {OperandRef(in, 0), Ints(Sizes(*out))}, {}, *out));
+    }
+    if (out && op == "bitcast" && OperandType(in, 0).dtype == out->dtype) {
+      return One(
+          Emit(in, in.hlo_name, "aten::reshape", {OperandRef(in, 0), Ints(Sizes(*out))}, {}, *out));
+    }
+    if (out && op == "transpose") {
+      return One(Emit(in, in.hlo_name, "aten::permute",
+                      {OperandRef(in, 0), Ints(IntList(in, "dimensions", true))}, {}, *out));
+    }
+    if (out && op == "concatenate") {
+      std::vector<int64_t> dims = IntList(in, "dimensions", true);
+      if (dims.size() != 1) Fail(in, "needs dimensions={d}: one dimension");
+      ir::Value::List pieces;
+      for (size_t i = 0; i < in.operands.size(); ++i) pieces.emplace_back(OperandRef(in, i));
+      return One(
+          Emit(in, in.hlo_name, "aten::cat", {ir::Value(std::move(pieces)), dims[0]}, {}, *out));
+    }
+    if (out && op == "convert") {
+      return One(Emit(in, in.hlo_name, "aten::_to_copy", {OperandRef(in, 0)},
+                      {{"dtype", ir::Value(out->dtype)}}, *out));
+    }
+    if (out && op == "select") {
+      return One(Emit(in, in.hlo_name, "aten::where.self",
+                      {OperandRef(in, 0), OperandRef(in, 1), OperandRef(in, 2)}, {}, *out));
+    }
+    static const std::set<std::string> kElementwise = {
+        "negate",   "abs",    "exponential", "log",     "rsqrt",  "sqrt", "tanh",
+        "logistic", "not",    "copy",        "sine",    "cosine", "add",  "subtract",
+        "multiply", "divide", "maximum",     "minimum", "power",  "and",  "or"};
+    if (out && kElementwise.count(op)) return Elementwise(in);
+    return Opaque(in);
+  }
+
+  const Parser& p_;
+  const std::string& file_;
+  int32_t rank_;
+  int32_t world_ = 0;
+  std::map<std::string, const Computation*> computations_;
+  std::map<std::string, HVal> values_;
+  std::set<std::string> used_names_;
+  int inline_depth_ = 0;
+  ir::Graph graph_;
+  GroupMap groups_;
+};
+
+}  // namespace
+
+HloModule ParseHlo(std::string_view text, const std::string& file, const HloOptions& options) {
+  Parser parser(Lex(text, file), file);
+  parser.Module();
+  Builder builder(parser, file, options);
+  return builder.Build();
+}
+
+HloModule ReadHloFile(const std::string& path, const HloOptions& options) {
+  return ParseHlo(ReadTextFile(path), path, options);
+}
+
+bool IsHloPath(const std::string& path) {
+  auto ends = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".hlo") || ends(".hlo.txt");
+}
+
+}  // namespace gg::frontend
