@@ -28,7 +28,8 @@ struct RuntimePlugin {
 };
 
 // Bumped whenever RuntimePlugin or what it refers to changes layout.
-inline constexpr int kRuntimePluginAbi = 3;  // 2: NumericEvidence::resized, 3: lemma_self_test
+// 2: NumericEvidence::resized, 3: lemma_self_test, 4: NumericEvidence::proposals
+inline constexpr int kRuntimePluginAbi = 4;
 inline constexpr const char* kRuntimePluginFile = "libgraphguard_runtime.so";
 // extern "C" int gg_runtime_plugin_v1(RuntimePlugin* out): fills *out, returns its ABI.
 inline constexpr const char* kRuntimePluginEntry = "gg_runtime_plugin_v1";

@@ -28,11 +28,13 @@ std::string StepId(const std::string& step) {
 
 void SetLemmaSelfTester(LemmaSelfTester tester) { Tester() = std::move(tester); }
 
-UserLemmas LoadUserLemmas(const std::vector<std::string>& paths) {
+UserLemmas LoadUserLemmas(const std::vector<std::string>& paths,
+                          const std::vector<symbolic::LemmaFile>& proposed) {
   UserLemmas user;
-  if (paths.empty()) return user;
+  if (paths.empty() && proposed.empty()) return user;
   std::vector<symbolic::LemmaFile> files;
   for (const std::string& path : paths) files.push_back({path, ReadInputFile(path, "lemma file")});
+  files.insert(files.end(), proposed.begin(), proposed.end());
   // Malformed rules and ids repeated between the user's files: file:line from the loader.
   user.catalogue = symbolic::LemmaCatalogue::Load(files);
   const symbolic::LemmaCatalogue& catalogue = symbolic::LemmaCatalogue::Default();
@@ -50,6 +52,11 @@ UserLemmas LoadUserLemmas(const std::vector<std::string>& paths) {
                            "' has no self-test signature: add a line '#   test ?x: [a, b]; ...' "
                            "below the rule binding its variables (docs/lemmas.md), so it can be "
                            "checked numerically before it is used");
+    }
+  }
+  for (const symbolic::LemmaFile& file : proposed) {
+    for (const symbolic::Lemma& lemma : user.catalogue.lemmas()) {
+      if (lemma.rule.file == file.name) user.proposed.insert(lemma.rule.id);
     }
   }
   for (const symbolic::Lemma& lemma : user.catalogue.lemmas()) {
@@ -98,8 +105,12 @@ void UserLemmas::AddPremises(symbolic::VerifyResult* result) const {
   std::vector<symbolic::Premise> premises;
   for (const std::string& id : used) {
     const symbolic::Lemma* lemma = catalogue.Find(id);
-    premises.push_back({"lemma", id + " from --lemmas (" + checked.at(id) + ")",
-                        lemma->rule.file + ":" + std::to_string(lemma->rule.line)});
+    // A proposed lemma exists nowhere else: the premise carries its rule.
+    const std::string what = proposed.count(id)
+                                 ? id + " proposed from the numeric run (" + checked.at(id) +
+                                       "): " + lemma->rule.lhs.text + " => " + lemma->rule.rhs.text
+                                 : id + " from --lemmas (" + checked.at(id) + ")";
+    premises.push_back({"lemma", what, lemma->rule.file + ":" + std::to_string(lemma->rule.line)});
   }
   symbolic::AddPremises(result, premises);
 }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ void SetLemmaSelfTester(LemmaSelfTester tester);
 struct UserLemmas {
   symbolic::LemmaCatalogue catalogue;          // the user's lemmas only
   std::map<std::string, std::string> checked;  // lemma id -> how it was checked, for premises
+  std::set<std::string> proposed;              // ids from `proposed` files (--accept-proposed)
 
   bool empty() const { return catalogue.lemmas().empty(); }
   // The catalogue's rules followed by the user's.
@@ -35,6 +37,9 @@ struct UserLemmas {
 // Loads `paths` (empty: no user lemmas). Throws gg::InputError with the file and line for a
 // malformed rule, an id the catalogue (or another user file) has, a lemma without a self-test
 // signature, and (when a tester is set) a lemma its self-test refutes.
-UserLemmas LoadUserLemmas(const std::vector<std::string>& paths);
+// `proposed` are rule files made by verify from a numeric run (--accept-proposed), loaded and
+// checked the same way; their premises say so.
+UserLemmas LoadUserLemmas(const std::vector<std::string>& paths,
+                          const std::vector<symbolic::LemmaFile>& proposed = {});
 
 }  // namespace gg::cli

@@ -126,8 +126,10 @@ EvidenceGatherer& Gatherer() {
 }
 
 // `progress_line` (may be null) shows the inference's progress.
+// `proposed`: lemma files made from numeric runs (--accept-proposed), used as user lemmas.
 VerifyRun RunVerification(const ParsedCommand& command,
-                          report::ProgressLine* progress_line = nullptr) {
+                          report::ProgressLine* progress_line = nullptr,
+                          const std::vector<symbolic::LemmaFile>& proposed = {}) {
   VerifyRun run;
   symbolic::InferenceOptions options;
   run.info.tool = VersionLine();
@@ -178,7 +180,7 @@ VerifyRun RunVerification(const ParsedCommand& command,
     progress.emplace(run.s_graph, progress_line);
     options.progress = [&progress](ir::NodeId next) { progress->OnOperator(next); };
   }
-  const UserLemmas user_lemmas = LoadUserLemmas(command.Many("--lemmas"));
+  const UserLemmas user_lemmas = LoadUserLemmas(command.Many("--lemmas"), proposed);
   run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
                                 user_lemmas.empty() ? symbolic::LemmaCatalogue::Default().Rules()
                                                     : user_lemmas.RulesWithCatalogue(),
@@ -233,6 +235,30 @@ symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed
   return evidence;
 }
 
+// --accept-proposed: while the verdict stays UNKNOWN and the numeric run proposes lemmas not
+// tried yet, verify again with every proposal so far as user lemmas (a few rounds: each proof
+// that stops at another operator may need its own lemma).
+void AcceptProposed(const ParsedCommand& command, VerifyRun* run, uint64_t seed, uint64_t budget) {
+  constexpr int kRounds = 4;
+  std::vector<symbolic::LemmaFile> proposed;
+  std::set<std::string> tried;
+  for (int round = 1; round <= kRounds; ++round) {
+    const symbolic::VerifyResult& result = run->result;
+    if (result.verdict != symbolic::Verdict::kUnknown || !result.evidence) return;
+    std::string text;
+    for (const std::string& p : result.evidence->proposals) {
+      if (tried.insert(p).second) text += p;
+    }
+    if (text.empty()) return;
+    proposed.push_back({"proposed-" + std::to_string(round) + ".rules", text});
+    VerifyRun next = RunVerification(command, nullptr, proposed);
+    if (next.result.verdict == symbolic::Verdict::kUnknown) {
+      symbolic::ApplyNumericEvidence(&next.result, GatherWithinBudget(next, seed, budget));
+    }
+    *run = std::move(next);
+  }
+}
+
 int VerdictExitCode(symbolic::Verdict verdict) {
   switch (verdict) {
     case symbolic::Verdict::kRefines:
@@ -260,6 +286,7 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
             .Phase("numeric evidence (S and D on random inputs)");
       }
       symbolic::ApplyNumericEvidence(&run.result, GatherWithinBudget(run, seed, budget));
+      if (command.Has("--accept-proposed")) AcceptProposed(command, &run, seed, budget);
     } else {
       run.result.summary +=
           "; this build has no numeric engine to tell a difference from a missing lemma "
@@ -475,6 +502,10 @@ Command VerifyCommand() {
       "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
   spec.options.push_back(
       OptionSpec::One("--seed", "N", "random seed of that numeric run's inputs (default 0)"));
+  spec.options.push_back(OptionSpec::Flag(
+      "--accept-proposed",
+      "when that run proposes lemmas (self-tested, shown under 'proposed'), verify again with "
+      "them as user lemmas, listed as premises (docs/lemmas.md)"));
   spec.options.push_back(MemoryBudgetOption());
   spec.description = kVerifyHelp;
   return Command{spec, RunVerify};

@@ -212,6 +212,16 @@ void AppendEvidence(std::ostringstream& out, const symbolic::NumericEvidence& ev
   for (const std::string& c : evidence.counterexamples) AppendRow(out, "differs", c);
   for (const std::string& c : evidence.marginal) AppendRow(out, "marginal", c);
   for (const std::string& c : evidence.classification) AppendRow(out, "equals", c);
+  // Proposed lemmas, line by line (ready to paste into a rule file; --accept-proposed uses them).
+  for (const std::string& p : evidence.proposals) {
+    size_t start = 0;
+    while (start < p.size()) {
+      size_t end = p.find('\n', start);
+      if (end == std::string::npos) end = p.size();
+      AppendRow(out, "proposed", p.substr(start, end - start));
+      start = end + 1;
+    }
+  }
 }
 
 nlohmann::ordered_json EvidenceJson(const symbolic::NumericEvidence& evidence) {
@@ -228,6 +238,8 @@ nlohmann::ordered_json EvidenceJson(const symbolic::NumericEvidence& evidence) {
   // Only for a run the memory budget resized (docs/report-format.md): other reports keep their
   // keys.
   if (!evidence.resized.empty()) j["resized"] = evidence.resized;
+  // Only when a lemma was proposed (docs/report-format.md).
+  if (!evidence.proposals.empty()) j["proposals"] = evidence.proposals;
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/check.h"
 #include "runtime/check_report.h"
 #include "runtime/executor.h"
+#include "runtime/lemma_proposal.h"
 
 namespace gg::runtime {
 namespace {
@@ -96,8 +97,20 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
       evidence.marginal.push_back(std::move(text));
     }
   }
+  std::vector<std::pair<ir::TensorRef, symbolic::RelExpr>> matching;
   for (const auto& [ref, classification] : result.classifications) {
     evidence.classification.push_back(s_graph.ValueName(ref) + ": " + classification.ToString());
+    if (classification.kind == NumericClassification::Kind::kMissingLemma &&
+        classification.closest) {
+      for (const symbolic::RelExpr& e : classification.closest->exprs) matching.push_back({ref, e});
+    }
+  }
+  // The expected outputs agree and the stopped tensor equals a D expression: propose the lemma.
+  if (stopped && !matching.empty() && evidence.counterexamples.empty()) {
+    for (const LemmaProposal& p :
+         ProposeLemmas(s_graph, d_program, spec, verify, *stopped, matching)) {
+      evidence.proposals.push_back(p.Text());
+    }
   }
   return evidence;
 }

@@ -157,6 +157,10 @@ struct NumericEvidence {
   // What the S tensors of the operator where the proof stopped equal numerically, by fingerprints
   // ("y: sum: y@0, y@1 (error 1.1e-07, tolerance 3.8e-06)"): a match points at a missing lemma.
   std::vector<std::string> classification;
+  // Lemmas proposed from that classification (runtime/lemma_proposal.h), each a ready-to-paste
+  // block in the catalogue's syntax (comment, rule, `#   test` line) that passed its numeric
+  // self-test; `verify --accept-proposed` re-runs with them as user lemmas.
+  std::vector<std::string> proposals;
   // Why and at which sizes the run was made when its memory estimate was over the budget
   // (frontend/auto_resize.h); "" at the verified sizes.
   std::string resized;
