@@ -8,9 +8,13 @@
 # Usage: bench/scale_bench.sh [BUILD_DIR (default build)] [GRAPH_DIR (default /tmp/gg-scale)]
 #                             [LAYERS... (default 4 8 16 32)]
 #   Graphs already in GRAPH_DIR/<layers>/ (seq.json, dist.json, spec.rel) are reused; missing ones
-#   are captured with the .venv's torch and transformers (2 cores: about 10 s at 4 layers, 5 min at
-#   32, 8 min at 64).
-#   env: GG_SCALE_TP (default 8), GG_SCALE_MODE (fwd or joint, default fwd), GG_PYTHON (default
+#   are captured with the .venv's torch and transformers by api.write_deep: traced at 2, 3 and 4
+#   layers (joint: up to 6) and the layer block replicated, checked byte for byte against the
+#   deepest of those traces first (gg_capture/replicate.py; 2 cores: about 30 s for 126 layers
+#   fwd, whatever the depth), else every layer is traced (stderr says why). The capture time is
+#   in GRAPH_DIR/<layers>/capture.txt.
+#   env: GG_SCALE_TP (default 8), GG_SCALE_MODE (fwd or joint, default fwd), GG_SCALE_REPLICATE
+#   (default 1; 0 traces every layer: about 40 s at 8 layers, 7.5 min at 126), GG_PYTHON (default
 #   ROOT/.venv/bin/python), extra verify flags in GG_VERIFY_FLAGS.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,24 +33,33 @@ mkdir -p "$GRAPHS"
 
 capture() {  # capture LAYERS DIR
   [[ -x "$PY" ]] || { echo "no $PY to capture with (bash scripts/setup.sh)" >&2; exit 2; }
-  "$PY" -W ignore - "$ROOT" "$1" "$TP" "$MODE" "$2" <<'PY'
+  "$PY" -W ignore - "$ROOT" "$1" "$TP" "$MODE" "$2" "${GG_SCALE_REPLICATE:-1}" <<'PY'
 import os, sys, time
 root, layers, tp, mode, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+replicate = sys.argv[6] != "0"
 sys.path.insert(0, os.path.join(root, "scripts", "capture"))
-import capture  # noqa: E402
 import transformers as T  # noqa: E402
+from gg_capture import api  # noqa: E402
 from gg_capture.models import hf  # noqa: E402
 
-program = hf.HFCausalLM("hf_llama")
-cfg = T.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
-                    num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=16,
-                    tie_word_embeddings=False)
-cfg._attn_implementation = "eager"
-program.hf_config = cfg
-program.config.update(hidden=64, heads=8, kv_heads=8, ffn=128, layers=layers)
+
+def llama(n):  # the program at n layers
+    program = hf.HFCausalLM("hf_llama")
+    cfg = T.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=n,
+                        num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=16,
+                        tie_word_embeddings=False)
+    cfg._attn_implementation = "eager"
+    program.hf_config = cfg
+    program.config.update(hidden=64, heads=8, kv_heads=8, ffn=128, layers=n)
+    return program
+
+
 start = time.time()
-capture.capture(program, tp, mode, out)
-print(f"captured {layers} layers, TP {tp}, {mode} in {time.time() - start:.0f} s", file=sys.stderr)
+how = api.write_deep(llama, layers, tp, mode, out, replicate=replicate)
+line = f"captured {layers} layers, TP {tp}, {mode}, {how} in {time.time() - start:.1f} s"
+print(line, file=sys.stderr)
+with open(os.path.join(out, "capture.txt"), "w") as f:
+    f.write(line + "\n")
 PY
 }
 

@@ -1,14 +1,21 @@
 """graphguard-capture / python -m gg_capture: capture a user's own program, no project edit.
 
-  graphguard-capture MODULE:FACTORY [--tp N] [--mode fwd|joint] [--set KEY=VALUE ...] -o DIR
+  graphguard-capture MODULE:FACTORY [--tp N] [--mode fwd|joint] [--set KEY=VALUE ...]
+                     [--replicate-layers [--layers-key KEY]] -o DIR
 
 MODULE is a dotted module name importable from the current directory (or PYTHONPATH, or an
 installed package) or a path to a .py file; FACTORY builds the model of one rank: the contract is
 in gg_capture/api.py's docstring (def build(tp, **config) -> (model, inputs[, plan])). Writes
 DIR/seq.json (S), DIR/dist.json (every rank of D) and DIR/spec.rel (the relation spec), the inputs
 of `graphguard verify --seq DIR/seq.json --dist DIR/dist.json --relations DIR/spec.rel`.
---set values are parsed as int, float, bool (true/false) or string. Exit status: 0 written,
-2 a problem in the input (the message says what and what to do; --traceback shows Python's).
+--set values are parsed as int, float, bool (true/false) or string. Every layer is traced unless
+--replicate-layers: then a deep program (the factory's `layers`, or --layers-key, over 4) is
+traced at a few depths and its layer block replicated, only where that reproduces a real trace
+one layer deeper byte for byte (gg_capture/replicate.py; else every layer is traced and stderr
+says why). Replication assumes the deeper layers run the same code as the traced ones (a layer
+that differs only deep in the stack is not seen); stderr says so when it is used.
+Exit status: 0 written, 2 a problem in the input (the message says what and what to do;
+--traceback shows Python's).
 """
 import argparse
 import os
@@ -26,6 +33,13 @@ def main(argv=None):
                     help="forward, or joint forward+backward (default fwd)")
     ap.add_argument("--set", dest="sets", nargs="+", action="extend", default=[],
                     metavar="KEY=VALUE", help="factory keyword arguments (config overrides)")
+    ap.add_argument("--replicate-layers", action="store_true",
+                    help="fast capture of a deep program: trace it at 2-6 layers and replicate "
+                    "its layer block, checked byte for byte against a trace one layer deeper "
+                    "(else all are traced); assumes deeper layers run the same code")
+    ap.add_argument("--layers-key", default="layers", metavar="KEY",
+                    help="the factory's layer-count keyword for --replicate-layers (default "
+                    "layers)")
     ap.add_argument("-o", "--out", required=True, metavar="DIR")
     ap.add_argument("--traceback", action="store_true",
                     help="print Python's traceback on an error")
@@ -38,7 +52,9 @@ def main(argv=None):
     from . import api
     start = time.time()
     try:
-        api.capture(a.factory, tp=a.tp, mode=a.mode, out_dir=a.out, **api.parse_sets(a.sets))
+        api.capture(a.factory, tp=a.tp, mode=a.mode, out_dir=a.out,
+                    replicate=a.replicate_layers, layers_key=a.layers_key,
+                    **api.parse_sets(a.sets))
     except api.CaptureError as e:
         if a.traceback:
             traceback.print_exc()

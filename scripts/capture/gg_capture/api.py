@@ -45,6 +45,7 @@ import traceback
 import torch
 
 from . import fxjson, spec, trace
+from . import replicate as replicate_mod
 from . import tp as tpmod
 from .models.base import Program
 
@@ -63,24 +64,69 @@ class Model:
     loss_parallel: bool = False
 
 
-def write(program, world, mode, out_dir):
-    """Trace S and every rank of D; write seq.json, dist.json and spec.rel into out_dir."""
-    os.makedirs(out_dir, exist_ok=True)
+def texts(program, world, mode):
+    """Trace S and every rank of D: {"seq.json": ..., "dist.json": ..., "spec.rel": ...}, the
+    texts write() puts in its directory."""
     seq = trace.trace_rank(program, 1, 0, mode)
-    with open(os.path.join(out_dir, "seq.json"), "w") as f:
-        f.write(fxjson.program_text([seq.graph]))
     ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
     groups = {}
     for r in ranks:
         groups.update(r.groups)
     if world > 1 and not groups:
         groups = {"0": list(range(world))}
-    with open(os.path.join(out_dir, "dist.json"), "w") as f:
-        f.write(fxjson.program_text([r.graph for r in ranks], groups))
     title = f"{program.name}: {program.plan}"
-    with open(os.path.join(out_dir, "spec.rel"), "w") as f:
-        f.write(spec.spec_text(title, ranks[0]))
-    return seq, ranks
+    return {"seq.json": fxjson.program_text([seq.graph]),
+            "dist.json": fxjson.program_text([r.graph for r in ranks], groups),
+            "spec.rel": spec.spec_text(title, ranks[0])}
+
+
+def _write_texts(files, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write(text)
+
+
+def write(program, world, mode, out_dir):
+    """Trace S and every rank of D; write seq.json, dist.json and spec.rel into out_dir."""
+    _write_texts(texts(program, world, mode), out_dir)
+
+
+def write_deep(at_depth, layers, world, mode, out_dir, replicate=True, k=2, k_max=4,
+               log=None):
+    """write() for a program of `layers` layers, at_depth(n) being the program at n layers.
+
+    With replicate, the program is traced at k, k+1 and k+2 layers and the `layers`-deep files
+    are built by replicate.py's checked rule (see its docstring). When the rule does not
+    reproduce the (k+2)-layer trace, k grows by one (one more trace: the first and last layers
+    of a joint trace are special, FX names an operator's first use without a number) up to
+    k_max; then all `layers` layers are traced and `log` says why. Returns "replicated" or
+    "traced"."""
+    log = sys.stderr if log is None else log
+    shallow, reasons = {}, []
+    while replicate and layers > k + 2 and k <= k_max:
+        for n in (k, k + 1, k + 2):
+            if n not in shallow:
+                shallow[n] = texts(at_depth(n), world, mode)
+        try:
+            files = replicate_mod.replicate(shallow, k, layers)
+        except replicate_mod.Mismatch as e:
+            reasons.append(f"from {k} and {k + 1} layers: {e}")
+            k += 1
+            continue
+        _write_texts(files, out_dir)
+        # The check sees layers up to k+2 only: say what the files assume.
+        print(f"capture: layers {k + 3}..{layers} replicated from traces at {k}, {k + 1} and "
+              f"{k + 2} layers (checked byte for byte against the {k + 2}-layer trace); a layer "
+              f"deeper than {k + 2} that runs other code (e.g. `if i == 57:`) is not seen: "
+              "capture without replication to trace every layer", file=log)
+        return "replicated"
+    for reason in reasons:
+        print(f"capture: not replicated {reason}", file=log)
+    if reasons:
+        print(f"capture: tracing all {layers} layers", file=log)
+    _write_texts(shallow.get(layers) or texts(at_depth(layers), world, mode), out_dir)
+    return "traced"
 
 
 # ---- MODULE:FACTORY -------------------------------------------------------------------------
@@ -300,12 +346,32 @@ class UserProgram(Program):
         return loss_parallel()
 
 
-def capture(factory, tp=2, mode="fwd", out_dir=None, **config):
+def _depth(factory, config, key):
+    """The layer count the capture asks for: config[key], else the factory's default for key;
+    None when there is none (or it is not an int)."""
+    if key in config:
+        value = config[key]
+    else:
+        try:
+            param = inspect.signature(factory).parameters.get(key)
+        except (TypeError, ValueError):
+            param = None
+        value = None if param is None else param.default
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def capture(factory, tp=2, mode="fwd", out_dir=None, replicate=False, layers_key="layers",
+            log=None, **config):
     """Capture a user's program: seq.json, dist.json and spec.rel into out_dir.
 
     factory: a callable (see the module docstring) or its 'MODULE:FACTORY' name; tp: the TP
     degree of D; mode: "fwd" or "joint"; config: keyword arguments for the factory. Returns the
-    paths written, {"seq": ..., "dist": ..., "spec": ...}. Raises CaptureError on bad input."""
+    paths written, {"seq": ..., "dist": ..., "spec": ...}. Raises CaptureError on bad input.
+    With replicate (off by default: it assumes that layers deeper than the traced ones run the
+    same code) and a factory taking the config key layers_key (the layer count; default
+    "layers"), a deep program is traced at a few depths and its layers replicated (write_deep,
+    replicate.py), byte-identical to a full trace at the deepest traced depth or not used;
+    `log` says which and what it assumes."""
     if mode not in ("fwd", "joint"):
         raise CaptureError(f"mode {mode!r}: use 'fwd' (forward) or 'joint' (forward+backward)")
     if not isinstance(tp, int) or tp < 1:
@@ -319,6 +385,16 @@ def capture(factory, tp=2, mode="fwd", out_dir=None, **config):
         raise CaptureError(f"factory is a {type(factory).__name__}: give a callable or "
                            "'MODULE:FACTORY'")
     program = UserProgram(factory, config, mode, ref)
-    write(program, tp, mode, out_dir)
+    depth = _depth(factory, config, layers_key) if replicate and layers_key else None
+    if depth is None:
+        write(program, tp, mode, out_dir)
+    else:
+        def at_depth(n):
+            if n == depth:
+                return program
+            shallow = UserProgram(factory, {**config, layers_key: n}, mode, ref)
+            shallow.name = program.name  # the title a full trace writes
+            return shallow
+        write_deep(at_depth, depth, tp, mode, out_dir, log=log)
     return {k: os.path.join(out_dir, f) for k, f in
             (("seq", "seq.json"), ("dist", "dist.json"), ("spec", "spec.rel"))}

@@ -111,6 +111,53 @@ def out_variants(gm):
     gm.recompile()
 
 
+class _ForwardFrames:
+    """Stands in for torch.fx.proxy's CapturedTraceback while make_fx records stack traces.
+
+    make_fx (torch 2.13, record_stack_traces with _record_forward_stack_traces_only) captures the
+    whole Python stack for every node, symbolizes every frame, then keeps only the frames named
+    `forward`, those of torch/__init__.py and registered anchors (_filter_traceback_frames). This
+    walks the live frames once and symbolizes only those: the same FrameSummary entries
+    (filename, line number, name; the source line read lazily as before), in the same order, so
+    node.meta["stack_trace"] is unchanged and tracing no longer spends most of its time there."""
+
+    @staticmethod
+    def extract(*args, **kwargs):
+        return _ForwardFrames()
+
+    def summary(self):
+        import sys
+        import traceback
+        from torch.fx import proxy
+        anchors = getattr(proxy, "_STACK_TRACE_ANCHORS", ())
+        frames = []
+        f = sys._getframe(1)
+        while f is not None:
+            code = f.f_code
+            if (code.co_name == "forward" or code.co_filename.endswith("torch/__init__.py")
+                    or (code.co_filename, code.co_name) in anchors):
+                frames.append(traceback.FrameSummary(code.co_filename, f.f_lineno, code.co_name))
+            f = f.f_back
+        frames.reverse()
+        return traceback.StackSummary.from_list(frames)
+
+
+def _make_fx(step, args):
+    """make_fx with stack traces, their frames found by _ForwardFrames when torch's tracer is the
+    one it was written against (else torch's own CapturedTraceback)."""
+    from torch.fx import proxy
+    fast = (getattr(proxy, "CapturedTraceback", None) is not None
+            and hasattr(proxy.TracerBase, "_filter_traceback_frames"))
+    saved = proxy.CapturedTraceback if fast else None
+    if fast:
+        proxy.CapturedTraceback = _ForwardFrames
+    try:
+        return make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    finally:
+        if fast:
+            proxy.CapturedTraceback = saved
+
+
 def sanitize(fqn):
     return fqn.replace(".", "_")
 
@@ -206,7 +253,7 @@ def _trace(program, tp, mode, groups, rank=0):
     args = [p.detach().clone().requires_grad_(mode == "joint") for p in params]
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
-    gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    gm = _make_fx(step, args)
     if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
         scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
     out_of_place(gm)
@@ -336,7 +383,7 @@ def dtensor_trace(program, tp, mode, groups, rank=0):
             .requires_grad_(mode == "joint") for p in (p for _, p in named)]
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
-    gm = make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+    gm = _make_fx(step, args)
     scalar_constants(gm)
     out_of_place(gm)
     if groups is None:
