@@ -73,61 +73,9 @@ class Builder {
 
   // The class of a relation expression; D tensors are unfolded when `unfold`.
   ClassId AddRel(const RelExpr& expr, bool unfold) {
-    auto num = [&](int64_t v) { return egraph_.Add(lang_.Num(v)); };
-    return std::visit(
-        [&](const auto& n) -> ClassId {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, symbolic::DTensor>) {
-            return unfold ? Unfold(n.rank, n.tensor, depth_) : DLeaf(n.rank, n.tensor);
-          } else if constexpr (std::is_same_v<T, symbolic::Concat>) {
-            std::vector<ClassId> ch{num(n.dim)};
-            for (const RelExpr& c : n.children) ch.push_back(AddRel(c, unfold));
-            return egraph_.Add(ENode{lang_.concat, 0, std::move(ch)});
-          } else if constexpr (std::is_same_v<T, symbolic::Slice>) {
-            ClassId child = AddRel(n.child, unfold);
-            return egraph_.Add(
-                ENode{lang_.slice, 0, {child, num(n.dim), num(n.start), num(n.end)}});
-          } else if constexpr (std::is_same_v<T, symbolic::Sum> ||
-                               std::is_same_v<T, symbolic::Max> ||
-                               std::is_same_v<T, symbolic::Min>) {
-            OpId op = std::is_same_v<T, symbolic::Sum>   ? lang_.sumr
-                      : std::is_same_v<T, symbolic::Max> ? lang_.maxr
-                                                         : lang_.minr;
-            std::vector<ClassId> ch;
-            for (const RelExpr& c : n.children) ch.push_back(AddRel(c, unfold));
-            if (ch.size() == 1) return ch[0];
-            return egraph_.Add(ENode{op, 0, std::move(ch)});
-          } else if constexpr (std::is_same_v<T, symbolic::Scale>) {
-            ClassId child = AddRel(n.child, unfold);
-            return egraph_.Add(ENode{lang_.scale, 0, {child, egraph_.Add(lang_.Flt(n.factor))}});
-          } else if constexpr (std::is_same_v<T, symbolic::Reshape>) {
-            ClassId child = AddRel(n.child, unfold);
-            std::vector<int64_t> shape = n.shape;
-            const auto& type = (*analysis_)[child].type;
-            int64_t known = 1, infer_at = -1;
-            for (size_t i = 0; i < shape.size(); ++i) {
-              if (shape[i] == -1) {
-                infer_at = static_cast<int64_t>(i);
-              } else {
-                known *= shape[i];
-              }
-            }
-            if (infer_at >= 0 && type && ir::IsStatic(type->shape) && known != 0) {
-              shape[infer_at] = ir::NumElements(type->shape).value() / known;
-            }
-            std::vector<ClassId> ch{child};
-            for (int64_t s : shape) ch.push_back(num(s));
-            return egraph_.Add(ENode{lang_.reshape, 0, std::move(ch)});
-          } else if constexpr (std::is_same_v<T, symbolic::Transpose>) {
-            ClassId child = AddRel(n.child, unfold);
-            return egraph_.Add(ENode{lang_.transpose, 0, {child, num(n.d0), num(n.d1)}});
-          } else {
-            std::vector<ClassId> ch{AddRel(n.child, unfold)};
-            for (int64_t d : n.perm) ch.push_back(num(d));
-            return egraph_.Add(ENode{lang_.permute, 0, std::move(ch)});
-          }
-        },
-        expr.node().kind);
+    return symbolic::AddRelExprTo(egraph_, *analysis_, expr, [&](const symbolic::DTensor& d) {
+      return unfold ? Unfold(d.rank, d.tensor, depth_) : DLeaf(d.rank, d.tensor);
+    });
   }
 
   // D tensor `ref` of `rank` through its own definition, down to the D tensors the inputs'

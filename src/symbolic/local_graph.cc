@@ -255,35 +255,39 @@ ClassId LocalGraph::DLeaf(int32_t rank, TensorRef given, int32_t hop) {
   return egraph_.Find(cls);
 }
 
-ClassId LocalGraph::AddRelExpr(const RelExpr& expr) {
+ClassId AddRelExprTo(EGraph& egraph, const TensorAnalysis& analysis, const RelExpr& expr,
+                     const std::function<ClassId(const DTensor&)>& leaf) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  auto Num = [&](int64_t v) { return egraph.Add(lang.Num(v)); };
+  auto AddRelExpr = [&](const RelExpr& e) { return AddRelExprTo(egraph, analysis, e, leaf); };
   return std::visit(
       [&](const auto& n) -> ClassId {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, DTensor>) {
-          return DLeaf(n.rank, n.tensor, 0);
+          return leaf(n);
         } else if constexpr (std::is_same_v<T, Concat>) {
           std::vector<ClassId> ch{Num(n.dim)};
           for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
-          return egraph_.Add(ENode{lang_.concat, 0, std::move(ch)});
+          return egraph.Add(ENode{lang.concat, 0, std::move(ch)});
         } else if constexpr (std::is_same_v<T, Slice>) {
-          return egraph_.Add(
-              ENode{lang_.slice, 0, {AddRelExpr(n.child), Num(n.dim), Num(n.start), Num(n.end)}});
+          return egraph.Add(
+              ENode{lang.slice, 0, {AddRelExpr(n.child), Num(n.dim), Num(n.start), Num(n.end)}});
         } else if constexpr (std::is_same_v<T, Sum> || std::is_same_v<T, Max> ||
                              std::is_same_v<T, Min>) {
-          OpId op = std::is_same_v<T, Sum>   ? lang_.sumr
-                    : std::is_same_v<T, Max> ? lang_.maxr
-                                             : lang_.minr;
+          OpId op = std::is_same_v<T, Sum>   ? lang.sumr
+                    : std::is_same_v<T, Max> ? lang.maxr
+                                             : lang.minr;
           std::vector<ClassId> ch;
           for (const RelExpr& c : n.children) ch.push_back(AddRelExpr(c));
           if (ch.size() == 1) return ch[0];
-          return egraph_.Add(ENode{op, 0, std::move(ch)});
+          return egraph.Add(ENode{op, 0, std::move(ch)});
         } else if constexpr (std::is_same_v<T, Scale>) {
-          return egraph_.Add(
-              ENode{lang_.scale, 0, {AddRelExpr(n.child), egraph_.Add(lang_.Flt(n.factor))}});
+          return egraph.Add(
+              ENode{lang.scale, 0, {AddRelExpr(n.child), egraph.Add(lang.Flt(n.factor))}});
         } else if constexpr (std::is_same_v<T, Reshape>) {
           ClassId child = AddRelExpr(n.child);
           std::vector<ClassId> ch{child};
-          const auto& type = (*analysis_)[child].type;
+          const auto& type = analysis[child].type;
           // Resolve a -1 so that equal reshapes hash-cons to one node.
           std::vector<int64_t> shape = n.shape;
           int64_t known = 1, infer_at = -1;
@@ -298,17 +302,21 @@ ClassId LocalGraph::AddRelExpr(const RelExpr& expr) {
             shape[infer_at] = ir::NumElements(type->shape).value() / known;
           }
           for (int64_t s : shape) ch.push_back(Num(s));
-          return egraph_.Add(ENode{lang_.reshape, 0, std::move(ch)});
+          return egraph.Add(ENode{lang.reshape, 0, std::move(ch)});
         } else if constexpr (std::is_same_v<T, Transpose>) {
-          return egraph_.Add(
-              ENode{lang_.transpose, 0, {AddRelExpr(n.child), Num(n.d0), Num(n.d1)}});
+          return egraph.Add(ENode{lang.transpose, 0, {AddRelExpr(n.child), Num(n.d0), Num(n.d1)}});
         } else {
           std::vector<ClassId> ch{AddRelExpr(n.child)};
           for (int64_t d : n.perm) ch.push_back(Num(d));
-          return egraph_.Add(ENode{lang_.permute, 0, std::move(ch)});
+          return egraph.Add(ENode{lang.permute, 0, std::move(ch)});
         }
       },
       expr.node().kind);
+}
+
+ClassId LocalGraph::AddRelExpr(const RelExpr& expr) {
+  return AddRelExprTo(egraph_, *analysis_, expr,
+                      [&](const DTensor& d) { return DLeaf(d.rank, d.tensor, 0); });
 }
 
 void LocalGraph::ExpandD() {

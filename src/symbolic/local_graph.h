@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -223,6 +224,11 @@ class DIndex {
   std::vector<std::vector<ir::NodeId>> canonical_;               // rank -> node -> representative
   std::map<std::pair<int32_t, ir::NodeId>, std::vector<std::pair<int32_t, ir::NodeId>>> peers_;
 };
+// Adds relation expression `expr` to `egraph` (a -1 in a reshape resolved from the child's type
+// in `analysis`), each D tensor's class given by `leaf`.
+ClassId AddRelExprTo(EGraph& egraph, const TensorAnalysis& analysis, const RelExpr& expr,
+                     const std::function<ClassId(const DTensor&)>& leaf);
+
 // One local e-graph: S operator, its inputs' relations and the reachable D operators.
 class LocalGraph {
  public:
