@@ -338,22 +338,11 @@ void LocalGraph::ExpandD() {
 void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets) {
   allowed_.emplace();
   std::vector<DKey> stack;
-  std::function<void(const RelExpr&)> leaves_of = [&](const RelExpr& e) {
-    std::visit(
-        [&](const auto& n) {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, DTensor>) {
-            stack.push_back(d_index_.Canonical(DKey{n.rank, n.tensor}));
-          } else if constexpr (std::is_same_v<T, Concat> || std::is_same_v<T, Sum> ||
-                               std::is_same_v<T, Max> || std::is_same_v<T, Min>) {
-            for (const RelExpr& c : n.children) leaves_of(c);
-          } else {
-            leaves_of(n.child);
-          }
-        },
-        e.node().kind);
-  };
-  for (const auto& target : targets) leaves_of(target.second);
+  for (const auto& target : targets) {
+    ForEachDLeaf(target.second, [&](const DTensor& d) {
+      stack.push_back(d_index_.Canonical(DKey{d.rank, d.tensor}));
+    });
+  }
   std::set<DKey> seen;
   while (!stack.empty() && allowed_->size() < options_.max_d_nodes) {
     DKey key = stack.back();
