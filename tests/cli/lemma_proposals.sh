@@ -35,24 +35,7 @@ SAMPLE=(
 remove_lemma() {  # remove_lemma <dir> <id>: the catalogue in <dir> without lemma <id>
   mkdir -p "$1"
   cp "$ROOT"/src/symbolic/lemmas/*.rules "$1/"
-  python3 - "$1" "$2" <<'PY'
-import glob, sys
-d, lemma = sys.argv[1], sys.argv[2]
-for path in glob.glob(d + "/*.rules"):
-    lines = open(path).read().split("\n")
-    hits = [k for k, l in enumerate(lines) if l.startswith(lemma + ":")]
-    if not hits:
-        continue
-    i = hits[0]
-    start, end = i, i + 1
-    while start > 0 and lines[start - 1].startswith("#") and not lines[start - 1].startswith("#   test"):
-        start -= 1
-    while end < len(lines) and lines[end].startswith("#   test"):
-        end += 1
-    open(path, "w").write("\n".join(lines[:start] + lines[end:]))
-    sys.exit(0)
-sys.exit("no lemma " + lemma)
-PY
+  python3 "$ROOT/tests/cli/remove_lemma.py" "$1" "$2"
 }
 
 total=0 recovered=0 proposed_any=0

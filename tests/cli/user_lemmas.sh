@@ -17,18 +17,7 @@ ARGS=(--seq "$M/seq.py" --dist "$M/dist" --relations "$M/whole.rel" --no-numeric
 # The catalogue without mm-concat-inner (its comment, rule and signature lines).
 mkdir "$TMP/lemmas"
 cp "$ROOT"/src/symbolic/lemmas/*.rules "$TMP/lemmas/"
-python3 - "$TMP/lemmas/linalg.rules" <<'PY'
-import sys
-path = sys.argv[1]
-lines = open(path).read().split("\n")
-i = next(k for k, l in enumerate(lines) if l.startswith("mm-concat-inner:"))
-start, end = i, i + 1
-while start > 0 and lines[start - 1].startswith("#") and not lines[start - 1].startswith("#   test"):
-    start -= 1
-while end < len(lines) and lines[end].startswith("#   test"):
-    end += 1
-open(path, "w").write("\n".join(lines[:start] + lines[end:]))
-PY
+python3 "$ROOT/tests/cli/remove_lemma.py" "$TMP/lemmas" mm-concat-inner
 grep -q '^mm-concat-inner:' "$TMP/lemmas/linalg.rules" && fail "the lemma was not removed"
 cat >"$TMP/user.rules" <<'RULES'
 # mm([x_0 | x_1 | ...], [y_0; y_1; ...]) = sum_i mm(x_i, y_i)        (row-parallel linear)
