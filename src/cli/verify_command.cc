@@ -99,6 +99,9 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
                               std::to_string(defaults.compute_hops) + ")"),
           OptionSpec::Flag("--no-memo",
                            "solve every local problem afresh (no reuse of identical ones)"),
+          OptionSpec::One("--threads", "N",
+                          "threads saturating independent local e-graphs side by side; the "
+                          "result is the same for every N (default 0: every hardware thread)"),
           OptionSpec::Many("--lemmas", "FILE",
                            "extra lemmas in the catalogue's rule syntax, each with a self-test "
                            "signature; self-tested at load, listed as premises where used "
@@ -151,6 +154,10 @@ VerifyRun RunVerification(const ParsedCommand& command,
   options.per_node.time = std::chrono::milliseconds(run.info.timeout_ms);
   options.compute_hops = run.info.hops;
   options.memoize = !command.Has("--no-memo");
+  options.threads = static_cast<size_t>(NonNegativeInteger(command, "--threads", 0));
+  if (options.threads > 1024) {
+    throw UsageError("option '--threads' is at most 1024, got " + std::to_string(options.threads));
+  }
   if (command.Has("--dump-egraph")) {
     options.dump_egraph = command.One("--dump-egraph");
   } else if (const char* name = std::getenv("GG_DUMP_EGRAPH")) {

@@ -93,3 +93,67 @@ TEST(CorpusVerifyTest, GptTp4Layer1Refines) {
 
 }  // namespace
 }  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+// Everything a report shows of a result but the timings: verdict, every operator's outcome and
+// work, every relation with its proof.
+std::string Fingerprint(const VerifyResult& r, const ir::Graph& s) {
+  std::string out = std::string(VerdictName(r.verdict)) + " " + r.summary + "\n";
+  out += "solved " + std::to_string(r.local_solved) + " reused " + std::to_string(r.local_reused) +
+         " nodes " + std::to_string(r.total_egraph_nodes) + "\n";
+  for (const NodeOutcome& n : r.nodes) {
+    out += s.node(n.s_node).name + " " + std::string(NodeStatusName(n.status)) + " " + n.detail +
+           " hops " + std::to_string(n.hops) + " attempts " + std::to_string(n.attempts) +
+           " work " + std::to_string(n.work_nodes) + "\n";
+  }
+  for (const auto& [name, rels] : r.relations) {
+    for (const InferredRelation& rel : rels) {
+      out += RelationToString(rel.relation, s) + " by";
+      for (const std::string& step : rel.proof) out += " " + step;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// Inference saturates the local problems of independent S operators side by side: the result
+// (relations, proofs, reuse counts, work) is the same for every thread count, with and without
+// the memo, on a proof that completes and on one that stops.
+TEST(ParallelInferenceTest, EveryThreadCountGivesTheSameResult) {
+  ir::Graph s = frontend::LoadGraph(CorpusPath("gpt/paral1_layer2/fw.g0.r0.py"));
+  ir::Program d = frontend::LoadProgram({CorpusPath("gpt/paral2_layer2")});
+  SpecResult spec = EvaluateSpec(RelationSpec::Load(ExamplePath("examples/gpt.rel")), s, d);
+  // The same spec without the relations of its last related input: the operators reading that
+  // input are blocked.
+  SpecResult partial = spec;
+  const ir::TensorRef dropped = partial.inputs.back().s_tensor;
+  std::erase_if(partial.inputs, [&](const Relation& r) { return r.s_tensor == dropped; });
+  for (const SpecResult* relations : {&spec, &partial}) {
+    for (bool memoize : {true, false}) {
+      std::string first;
+      for (size_t threads : {1u, 2u, 4u}) {
+        InferenceOptions options;
+        options.threads = threads;
+        options.memoize = memoize;
+        VerifyResult result = Verify(s, d, *relations, LemmaCatalogue::Default().Rules(), options);
+        if (relations == &spec) {
+          EXPECT_EQ(result.verdict, Verdict::kRefines) << Describe(result, s);
+        } else {
+          EXPECT_NE(result.verdict, Verdict::kRefines);
+        }
+        std::string now = Fingerprint(result, s);
+        if (threads == 1) {
+          first = now;
+          EXPECT_GT(result.nodes.size(), 100u);
+        } else {
+          EXPECT_EQ(now, first) << "threads " << threads << ", memoize " << memoize;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gg::symbolic

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -20,6 +21,7 @@
 #include "symbolic/lowering.h"
 #include "symbolic/memo.h"
 #include "symbolic/tensor_lang.h"
+#include "symbolic/worker_pool.h"
 
 namespace gg::symbolic {
 namespace {
@@ -312,8 +314,8 @@ namespace {
 
 // One run of relation inference and its verdict (Verify). The state the S operators share lives
 // here: what is known per S tensor, which S tensors were read, which failed operators may be
-// carried into their consumers, the memo of local problems. Run() takes the S operators in
-// topological order (InferOperator), checks the expected outputs, then decides.
+// carried into their consumers, the memo of local problems. Run() takes the S operators level by
+// level (InferLevel), checks the expected outputs, then decides.
 class Verifier {
  public:
   Verifier(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
@@ -324,7 +326,8 @@ class Verifier {
         rules_(rules),
         options_(options),
         d_index_(d_program),
-        rng_positional_(spec.rng_model == "positional") {
+        rng_positional_(spec.rng_model == "positional"),
+        pool_(options.threads) {
     d_index_.SetConstants(&spec.constants);
     result_.hints_given = options.hints != nullptr ? options.hints->count() : 0;
   }
@@ -348,7 +351,11 @@ class Verifier {
     for (const Relation& r : spec_.expected_outputs) wanted_.insert(r.s_tensor);
     for (const Relation& r : spec_.expected_outputs) used_.insert(r.s_tensor);
 
-    for (size_t idx = 0; idx < s_graph_.nodes.size(); ++idx) InferOperator(idx);
+    for (const std::vector<size_t>& level : Levels()) InferLevel(level);
+    // In topological (node) order, as the operators of a level are recorded as they finish.
+    std::stable_sort(
+        result_.nodes.begin(), result_.nodes.end(),
+        [](const NodeOutcome& a, const NodeOutcome& b) { return a.s_node < b.s_node; });
     CheckOutputs();
     Decide();
     for (const auto& [ref, rels] : known_) result_.relations[s_graph_.ValueName(ref)] = rels;
@@ -473,129 +480,243 @@ class Verifier {
     return local.egraph().Find(leaf);
   }
 
-  // Infers the relations of S operator `idx`'s wanted outputs: hints first (when every wanted
-  // output has one), then the full search with iterative deepening over the D neighbourhood.
-  void InferOperator(size_t idx) {
+  // One S operator's inference in progress: the attempt to make next (the hint's when every
+  // wanted output has one, then each deepening step of the full search) and the work so far.
+  struct OperatorSearch {
+    ir::NodeId id = -1;
+    std::vector<size_t> outs;                           // the wanted outputs
+    std::vector<std::pair<TensorRef, RelExpr>> hinted;  // their hints (empty: none)
+    bool hint_next = false;                             // the next attempt is the hint's
+    int32_t hops = 0;                                   // else the next attempt's depth
+    bool done = false;
+    bool blocked = false;
+    HintUse hint_use = HintUse::kNone;
+    NodeOutcome outcome;  // the last attempt's
+    size_t attempts = 0, work_nodes = 0, work_classes = 0, work_iterations = 0;
+    double seconds = 0;  // its own phases' time (not that of operators searched alongside)
+  };
+
+  // One attempt's local problem, built and keyed, before its saturation.
+  struct Prepared {
+    std::unique_ptr<InferenceOptions> options;  // the attempt's (its depth); read by `local`
+    std::unique_ptr<LocalGraph> local;
+    bool hinted = false;
+    std::vector<bool> opaque;           // per output of the S operator: no lowering
+    std::set<ir::NodeId> inlined_here;  // S operators lowered into it (inlinable_)
+    std::vector<std::pair<ClassId, ClassId>> hint_classes;  // (S output leaf, hint)
+    bool goal_reached = false;
+    bool dumping = false;
+    bool memoize = false;
+    LocalProblemKey key;
+    const LocalSolution* cached = nullptr;  // an identical earlier problem's solution
+    bool solve = false;                     // saturated in the parallel phase
+    LocalSolution solved;
+    bool cacheable = true;
+    Attempt attempt;  // blocked before any search: attempt.blocked and its outcome
+  };
+
+  // The operators of each level of S (one more than the deepest operator an input comes from),
+  // in node order: operators of one level do not read each other's outputs.
+  std::vector<std::vector<size_t>> Levels() const {
+    std::vector<size_t> level(s_graph_.nodes.size(), 0);
+    std::vector<std::vector<size_t>> levels;
+    for (size_t idx = 0; idx < s_graph_.nodes.size(); ++idx) {
+      const ir::Node& node = s_graph_.nodes[idx];
+      size_t l = 0;
+      for (TensorRef in : node.TensorInputs()) {
+        l = std::max(l, level[static_cast<size_t>(in.node)] + 1);
+      }
+      level[idx] = l;
+      if (levels.size() <= l) levels.resize(l + 1);
+      levels[l].push_back(idx);
+    }
+    return levels;
+  }
+
+  // Infers the operators of one level. Each round builds the next attempt of every operator
+  // still open (in node order, on this thread: building reads and extends shared state), then
+  // saturates the new problems in parallel (a saturation touches only its own e-graph and the
+  // read-only rules), then takes the solutions in node order. The rounds, and so every relation,
+  // proof and count, are the same for any thread count.
+  void InferLevel(const std::vector<size_t>& level) {
+    std::vector<OperatorSearch> searches;
+    for (size_t idx : level) {
+      if (std::optional<OperatorSearch> s = BeginOperator(idx)) searches.push_back(std::move(*s));
+    }
+    while (true) {
+      std::vector<OperatorSearch*> open;
+      for (OperatorSearch& s : searches) {
+        if (!s.done) open.push_back(&s);
+      }
+      if (open.empty()) return;
+      std::vector<Prepared> round(open.size());
+      std::vector<size_t> to_solve;
+      std::unordered_set<std::string> keys;  // problems of this round already to be solved
+      for (size_t i = 0; i < open.size(); ++i) {
+        auto start = Clock::now();
+        round[i] = Prepare(*open[i]);
+        open[i]->seconds += Seconds(start);
+        const Prepared& p = round[i];
+        if (p.attempt.blocked || p.cached != nullptr) continue;
+        // A problem equal to one earlier in the round waits for its solution (below), as it
+        // would wait for it in the memo if the two were searched one after the other.
+        if (p.memoize && !keys.insert(p.key.bytes()).second) continue;
+        round[i].solve = true;
+        to_solve.push_back(i);
+      }
+      std::vector<double> solve_seconds(round.size(), 0);
+      pool_.ParallelFor(to_solve.size(), [&](size_t k) {
+        auto start = Clock::now();
+        Prepared& p = round[to_solve[k]];
+        p.solved = Solve(p, *open[to_solve[k]]);
+        solve_seconds[to_solve[k]] = Seconds(start);
+      });
+      for (size_t i = 0; i < open.size(); ++i) {
+        OperatorSearch& s = *open[i];
+        Prepared& p = round[i];
+        auto start = Clock::now();
+        if (!p.attempt.blocked) p.attempt = Finish(p, s);
+        s.seconds += solve_seconds[i] + Seconds(start);
+        Advance(s, std::move(p.attempt));
+        round[i].local.reset();
+      }
+    }
+  }
+
+  static double Seconds(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  // The search of S operator `idx`, or nullopt when it needs none (not needed, input-free, no
+  // wanted output, or every wanted output assumed).
+  std::optional<OperatorSearch> BeginOperator(size_t idx) {
     const ir::NodeId id = static_cast<ir::NodeId>(idx);
     const ir::Node& node = s_graph_.node(id);
-    if (!needed_[id] || node.kind != ir::NodeKind::kOperator || InputFree(s_graph_, node)) return;
-    std::vector<size_t> outs;
+    if (!needed_[id] || node.kind != ir::NodeKind::kOperator || InputFree(s_graph_, node)) {
+      return std::nullopt;
+    }
+    OperatorSearch s;
+    s.id = id;
     bool all_assumed = true;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       TensorRef ref{id, static_cast<int32_t>(i)};
       if (!node.outputs[i].type || !wanted_.count(ref)) continue;
-      outs.push_back(i);
+      s.outs.push_back(i);
       if (!known_.count(ref)) all_assumed = false;
     }
-    if (outs.empty() || all_assumed) return;
+    if (s.outs.empty() || all_assumed) return std::nullopt;
     if (options_.progress) options_.progress(id);
-    NodeOutcome outcome;
-    auto node_start = Clock::now();
-    bool blocked = false;
-    size_t attempts = 0, work_nodes = 0, work_classes = 0, work_iterations = 0;
-    auto count_work = [&](const NodeOutcome& o) {
-      ++attempts;
-      work_nodes += o.egraph_nodes;
-      work_classes += o.egraph_classes;
-      work_iterations += o.iterations;
-    };
     // Hints first: when every wanted output has one, a search over the D operators leading to
-    // the hinted tensors. Whatever it does not prove is left to the full search below.
-    HintUse hint_use = HintUse::kNone;
-    std::vector<std::pair<TensorRef, RelExpr>> hinted;
+    // the hinted tensors. Whatever it does not prove is left to the full search.
     if (options_.hints != nullptr) {
-      for (size_t i : outs) {
+      for (size_t i : s.outs) {
         TensorRef ref{id, static_cast<int32_t>(i)};
         auto it = options_.hints->by_tensor.find(ref);
         if (it == options_.hints->by_tensor.end() || it->second.empty()) {
-          hinted.clear();
+          s.hinted.clear();
           break;
         }
-        for (const RelExpr& expr : it->second) hinted.emplace_back(ref, expr);
+        for (const RelExpr& expr : it->second) s.hinted.emplace_back(ref, expr);
       }
     }
-    bool settled = false;
-    if (!hinted.empty()) {
-      Attempt a = Search(id, node, outs, 0, &hinted);
-      outcome = std::move(a.outcome);
-      if (a.blocked) {
-        // Blocked before any search: the full search would be too, and says so the same way.
-        blocked = true;
-        settled = true;
-        outcome.hops = options_.compute_hops;
-      } else {
-        count_work(outcome);
-        result_.hints_proved += a.hints_proved;
-        settled = outcome.status == NodeStatus::kInferred;
-        hint_use = settled ? HintUse::kRelated : HintUse::kFellBack;
-      }
-    }
-
+    s.hint_next = !s.hinted.empty();
     // Iterative deepening over the D neighbourhood: start with few computing D operators beyond
     // the related tensors and double the depth while the operator stays unrelated and the
-    // neighbourhood still grows. A relation found shallow stays small; the depth limit is explicit
-    // and reported when it stops the search.
-    for (int32_t hops = std::max<int32_t>(options_.compute_hops, 0); !settled;
-         hops = std::max(1, hops * 2)) {
-      Attempt a = Search(id, node, outs, hops, nullptr);
-      outcome = std::move(a.outcome);
+    // neighbourhood still grows. A relation found shallow stays small; the depth limit is
+    // explicit and reported when it stops the search.
+    s.hops = std::max<int32_t>(options_.compute_hops, 0);
+    return s;
+  }
+
+  // Takes one attempt's result and decides whether the operator needs another.
+  void Advance(OperatorSearch& s, Attempt a) {
+    auto count_work = [&](const NodeOutcome& o) {
+      ++s.attempts;
+      s.work_nodes += o.egraph_nodes;
+      s.work_classes += o.egraph_classes;
+      s.work_iterations += o.iterations;
+    };
+    s.outcome = std::move(a.outcome);
+    if (s.hint_next) {
+      s.hint_next = false;
       if (a.blocked) {
-        blocked = true;
-        break;
+        // Blocked before any search: the full search would be too, and says so the same way.
+        s.blocked = true;
+        s.outcome.hops = options_.compute_hops;
+        return FinishOperator(s);
       }
-      count_work(outcome);
-      if (outcome.status != NodeStatus::kNoRelation) break;
-      // The whole reachable neighbourhood was searched: a real dead end under the catalogue.
-      if (!a.truncated) break;
-      if (hops >= options_.max_compute_hops) {
-        outcome.status = NodeStatus::kLimitHit;
-        outcome.detail += "; stopped: D neighbourhood depth limit (" +
-                          std::to_string(options_.max_compute_hops) + " computing operators)";
-        break;
-      }
+      count_work(s.outcome);
+      result_.hints_proved += a.hints_proved;
+      const bool settled = s.outcome.status == NodeStatus::kInferred;
+      s.hint_use = settled ? HintUse::kRelated : HintUse::kFellBack;
+      if (settled) FinishOperator(s);
+      return;
     }
-    if (blocked) {
+    if (a.blocked) {
+      s.blocked = true;
+      return FinishOperator(s);
+    }
+    count_work(s.outcome);
+    // Related, a limit, or a conflict; or the whole reachable neighbourhood was searched (a real
+    // dead end under the catalogue).
+    if (s.outcome.status != NodeStatus::kNoRelation || !a.truncated) return FinishOperator(s);
+    if (s.hops >= options_.max_compute_hops) {
+      s.outcome.status = NodeStatus::kLimitHit;
+      s.outcome.detail += "; stopped: D neighbourhood depth limit (" +
+                          std::to_string(options_.max_compute_hops) + " computing operators)";
+      return FinishOperator(s);
+    }
+    s.hops = std::max(1, s.hops * 2);
+  }
+
+  // Records the operator's outcome.
+  void FinishOperator(OperatorSearch& s) {
+    s.done = true;
+    NodeOutcome& outcome = s.outcome;
+    if (s.blocked) {
       result_.nodes.push_back(std::move(outcome));
       return;
     }
-    outcome.hint = hint_use;
-    outcome.attempts = attempts;
-    outcome.work_nodes = work_nodes;
-    outcome.work_classes = work_classes;
-    outcome.work_iterations = work_iterations;
-    if (hint_use == HintUse::kRelated) ++result_.hints_related;
-    if (hint_use == HintUse::kFellBack) ++result_.hints_fell_back;
-    if (outcome.status == NodeStatus::kNoRelation) inlinable_.insert(id);
-    outcome.seconds = std::chrono::duration<double>(Clock::now() - node_start).count();
+    outcome.hint = s.hint_use;
+    outcome.attempts = s.attempts;
+    outcome.work_nodes = s.work_nodes;
+    outcome.work_classes = s.work_classes;
+    outcome.work_iterations = s.work_iterations;
+    if (s.hint_use == HintUse::kRelated) ++result_.hints_related;
+    if (s.hint_use == HintUse::kFellBack) ++result_.hints_fell_back;
+    if (outcome.status == NodeStatus::kNoRelation) inlinable_.insert(s.id);
+    outcome.seconds = s.seconds;
     result_.max_egraph_nodes = std::max(result_.max_egraph_nodes, outcome.egraph_nodes);
     result_.total_egraph_nodes += outcome.egraph_nodes;
     result_.nodes.push_back(std::move(outcome));
   }
 
-  // One search of the operator's local e-graph. `hinted` (the hint expressions of the wanted
-  // outputs) narrows the D neighbourhood to the D operators between the related D tensors and
-  // the hinted ones, with no depth limit but the hint budget; otherwise the neighbourhood is
-  // every D operator within `hops` computing operators of the related tensors. Either way the
-  // relation kept is the one the e-graph proves: a hint is only where the search looks.
-  Attempt Search(ir::NodeId id, const ir::Node& node, const std::vector<size_t>& outs, int32_t hops,
-                 const std::vector<std::pair<TensorRef, RelExpr>>* hinted) {
-    Attempt a;
-    NodeOutcome& outcome = a.outcome;
-    InferenceOptions attempt = options_;
-    attempt.compute_hops = hinted ? options_.max_compute_hops : hops;
+  // Builds the next attempt's local e-graph. With hints (the hint expressions of the wanted
+  // outputs) the D neighbourhood is narrowed to the D operators between the related D tensors
+  // and the hinted ones, with no depth limit but the hint budget; otherwise it is every D
+  // operator within `hops` computing operators of the related tensors. Either way the relation
+  // kept is the one the e-graph proves: a hint is only where the search looks.
+  Prepared Prepare(const OperatorSearch& s) {
+    const ir::NodeId id = s.id;
+    const ir::Node& node = s_graph_.node(id);
+    const std::vector<std::pair<TensorRef, RelExpr>>* hinted = s.hint_next ? &s.hinted : nullptr;
+    Prepared p;
+    p.hinted = hinted != nullptr;
+    NodeOutcome& outcome = p.attempt.outcome;
+    p.options = std::make_unique<InferenceOptions>(options_);
+    p.options->compute_hops = hinted ? options_.max_compute_hops : s.hops;
     outcome.s_node = id;
-    outcome.hops = attempt.compute_hops;
-    LocalGraph local(s_graph_, d_program_, d_index_, attempt);
+    outcome.hops = p.options->compute_hops;
+    p.local = std::make_unique<LocalGraph>(s_graph_, d_program_, d_index_, *p.options);
+    LocalGraph& local = *p.local;
     local.SetConstants(&spec_.constants);
     local.SetRngPositional(rng_positional_);
     std::vector<TensorRef> missing;
     // The S operator itself (S collectives run on one rank: identity or a size-1 reduction).
-    std::set<ir::NodeId> inlined_here;
-    inlined_now_ = &inlined_here;
+    inlined_now_ = &p.inlined_here;
     LoweredNode self = LowerS(local, id, &missing);
     inlined_now_ = nullptr;
-    std::vector<std::optional<ClassId>> lowered = self.outputs;
-    std::vector<bool> opaque = self.opaque;
+    p.opaque = self.opaque;
     if (!missing.empty()) {
       outcome.status = NodeStatus::kBlocked;
       outcome.detail = "input " + s_graph_.ValueName(missing.front()) + " has no relation";
@@ -607,78 +728,88 @@ class Verifier {
         blocked_by_cut_.emplace(id, m);
         break;
       }
-      a.blocked = true;
-      return a;
+      p.attempt.blocked = true;
+      return p;
     }
     ReasonId s_reason = local.egraph().InternReason("S:" + node.name);
-    for (size_t i : outs) {
-      if (lowered[i]) {
-        local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *lowered[i],
+    for (size_t i : s.outs) {
+      if (self.outputs[i]) {
+        local.egraph().Union(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}), *self.outputs[i],
                              s_reason);
       }
     }
-    std::vector<std::pair<ClassId, ClassId>> hint_classes;  // (S output leaf, hint)
     if (hinted) {
       local.RestrictToPathsTo(*hinted);
       for (const auto& [ref, expr] : *hinted) {
-        hint_classes.emplace_back(local.SLeaf(ref), local.AddRelExpr(expr));
+        p.hint_classes.emplace_back(local.SLeaf(ref), local.AddRelExpr(expr));
       }
     }
     local.ExpandD();
     local.egraph().Rebuild();
     outcome.candidates = local.Candidates();
-
-    auto goal = [&](const EGraph&) {
-      for (size_t i : outs) {
-        if (!local.analysis()[local.SLeaf(TensorRef{id, static_cast<int32_t>(i)})].clean) {
-          return false;
-        }
-      }
-      return true;
-    };
-    const bool goal_reached = goal(local.egraph());
-    // The key: everything the saturation and extraction below can observe (memo.h).
-    // The operator of InferenceOptions::dump_egraph is always saturated, so that its e-graph can
-    // be printed.
-    const bool dumping = !options_.dump_egraph.empty() && node.name == options_.dump_egraph;
-    const bool memoize = options_.memoize && !dumping;
-    LocalProblemKey key;
-    const LocalSolution* solution = nullptr;
+    p.goal_reached = GoalReached(local, s);
+    // The key: everything the saturation and extraction can observe (memo.h). The operator of
+    // InferenceOptions::dump_egraph is always saturated, so that its e-graph can be printed.
+    p.dumping = !options_.dump_egraph.empty() && node.name == options_.dump_egraph;
+    p.memoize = options_.memoize && !p.dumping;
     const std::vector<int64_t>* trace = options_.memoize ? &local.EndTrace() : nullptr;
-    if (memoize) {
+    if (p.memoize) {
+      LocalProblemKey& key = p.key;
       key.Add(hinted ? 1 : 0);
       key.AddAll(*trace);
       key.Add(static_cast<int64_t>(local.egraph().NumReasons()));
       key.AddLeaves(local.leaves());
-      for (size_t i : outs) {
+      for (size_t i : s.outs) {
         TensorRef ref{id, static_cast<int32_t>(i)};
         key.Add(static_cast<int64_t>(i));
         key.Add(local.SLeafNodeIdIfAny(ref));
         key.AddType(*node.outputs[i].type);
       }
-      for (const auto& [leaf, hint] : hint_classes) {
+      for (const auto& [leaf, hint] : p.hint_classes) {
         key.Add(leaf);
         key.Add(hint);
       }
-      solution = memo_cache_.Find(key);
+      p.cached = memo_cache_.Find(key);
     }
-    LocalSolution solved;
+    return p;
+  }
+
+  // Whether every wanted output's S leaf is clean (has a member over D only).
+  static bool GoalReached(LocalGraph& local, const OperatorSearch& s) {
+    for (size_t i : s.outs) {
+      if (!local.analysis()[local.SLeaf(TensorRef{s.id, static_cast<int32_t>(i)})].clean) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The attempt's outcome from its problem's solution: its own (saturated in the parallel phase),
+  // an identical earlier one's from the memo, or one saturated here (an identical problem of the
+  // same round whose solution the memo could not keep). Its terms, read against this e-graph's
+  // leaves, name this problem's D tensors, its proofs this e-graph's reasons.
+  Attempt Finish(Prepared& p, const OperatorSearch& s) {
+    const ir::NodeId id = s.id;
+    const ir::Node& node = s_graph_.node(id);
+    const std::vector<size_t>& outs = s.outs;
+    LocalGraph& local = *p.local;
+    if (p.cached == nullptr && !p.solve && p.memoize) p.cached = memo_cache_.Find(p.key);
+    const LocalSolution* solution = p.cached;
     if (solution != nullptr) {
       ++result_.local_reused;
     } else {
       ++result_.local_solved;
-      bool cacheable = true;
-      solved = Solve(local, id, outs, hinted != nullptr, hint_classes, goal, goal_reached, dumping,
-                     &cacheable);
-      if (memoize && cacheable) {
-        solution = &memo_cache_.Insert(key, std::move(solved));
+      if (!p.solve) p.solved = Solve(p, s);
+      if (p.memoize && p.cacheable) {
+        solution = &memo_cache_.Insert(p.key, std::move(p.solved));
       } else {
-        solution = &solved;
+        solution = &p.solved;
       }
     }
-
-    // The outcome, from this problem's solution or an identical one's: its terms read against
-    // this e-graph's leaves name this problem's D tensors, its proofs this e-graph's reasons.
+    Attempt a;
+    NodeOutcome& outcome = a.outcome;
+    outcome = std::move(p.attempt.outcome);
+    const std::vector<bool>& opaque = p.opaque;
     outcome.stop = solution->stop;
     outcome.iterations = solution->iterations;
     outcome.egraph_nodes = solution->egraph_nodes;
@@ -740,7 +871,7 @@ class Verifier {
       }
     }
     if (outcome.status == NodeStatus::kInferred) {
-      covered_.insert(inlined_here.begin(), inlined_here.end());
+      covered_.insert(p.inlined_here.begin(), p.inlined_here.end());
     }
     a.truncated = local.truncated();
     return a;
@@ -749,28 +880,29 @@ class Verifier {
   // Saturates a local problem (unless its goal holds already) and extracts each wanted output's
   // relations with their proofs. *cacheable: whether the solution is a function of the problem's
   // memo key (not when the clock stopped the search, or a term reads a leaf added after the key).
-  LocalSolution Solve(LocalGraph& local, ir::NodeId id, const std::vector<size_t>& outs,
-                      bool hinted, const std::vector<std::pair<ClassId, ClassId>>& hint_classes,
-                      const std::function<bool(const EGraph&)>& goal, bool goal_reached,
-                      bool dumping, bool* cacheable) {
+  LocalSolution Solve(Prepared& p, const OperatorSearch& s) {
+    LocalGraph& local = *p.local;
+    const ir::NodeId id = s.id;
+    const std::vector<size_t>& outs = s.outs;
+    bool* cacheable = &p.cacheable;
     LocalSolution solved;
     const size_t leaves_at_key = local.leaves().size();
     solved.first_late_reason = static_cast<ReasonId>(local.egraph().NumReasons());
     RunReport report;
-    if (!goal_reached) {
-      Runner runner(local.egraph(), rules_, hinted ? options_.hint_limits : options_.per_node);
-      runner.WithGoal(goal);
+    if (!p.goal_reached) {
+      Runner runner(local.egraph(), rules_, p.hinted ? options_.hint_limits : options_.per_node);
+      runner.WithGoal([&](const EGraph&) { return GoalReached(local, s); });
       report = runner.Run();
     } else {
       report.stop = StopReason::kGoalReached;
     }
-    for (const auto& [leaf, hint] : hint_classes) {
+    for (const auto& [leaf, hint] : p.hint_classes) {
       solved.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
     }
     solved.stop = report.stop;
     // Debugging aid for lemma authors (InferenceOptions::dump_egraph): that operator's
     // saturated local e-graph, every search of it, to stderr.
-    if (dumping) std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
+    if (p.dumping) std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
     solved.iterations = report.iterations;
     solved.egraph_nodes = local.egraph().NumNodes();
     solved.egraph_classes = local.egraph().NumClasses();
@@ -999,6 +1131,7 @@ class Verifier {
   int32_t inline_depth_ = 0;
   bool defining_related_ = false;  // lowering a related input's own S definition
   LocalProblemCache memo_cache_;
+  WorkerPool pool_;  // saturates a level's local problems side by side
 };
 
 }  // namespace

@@ -16,6 +16,12 @@
 // ones, within a small budget; what that does not prove goes to the full search. Nothing is
 // trusted: the relation kept is the one the e-graph proves, so a wrong hint only costs work.
 //
+// Operators of S that do not read each other's outputs (one level: one more than the deepest
+// operator an input comes from) are searched in rounds: each round builds every open operator's
+// next local problem in node order on the calling thread, saturates the new ones side by side
+// (InferenceOptions::threads), and takes the solutions in node order; so what is inferred does not
+// depend on the thread count.
+//
 // Local problems repeat (identical layers): one equal to an earlier one up to a renaming of its
 // tensors (the same seeded e-graph, memo.h) takes that one's saturation and extraction, renamed,
 // instead of saturating again; the report is the same, with the counts in VerifyResult.
@@ -66,6 +72,10 @@ struct InferenceOptions {
   // name is always saturated (never answered from the memo) and each of its saturated local
   // e-graphs is printed to stderr. Empty: none.
   std::string dump_egraph;
+  // Threads saturating independent local problems side by side (operators of S that do not read
+  // each other's outputs); 0: the machine's hardware threads. What is inferred, and the report,
+  // are the same for every count.
+  size_t threads = 0;
 };
 
 enum class NodeStatus {
