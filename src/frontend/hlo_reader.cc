@@ -28,8 +28,10 @@ struct Tok {
   bool spaced = false;  // whitespace (or a comment) before it: `]{1,0}` is a layout, `] {` a body
 };
 
+// '#': MLIR attributes in frontend_attributes ({mesh = #sdy.mesh<["tp"=2]>}), read as words.
 bool IsIdentStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$';
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$' ||
+         c == '#';
 }
 bool IsIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '%' ||
@@ -75,20 +77,21 @@ std::vector<Tok> Lex(std::string_view text, const std::string& file) {
     tok.line = line;
     tok.spaced = spaced;
     spaced = false;
-    if (c == '"') {
+    if (c == '"' || c == '\'') {  // 'axis' names in the mesh form of replica_groups
       tok.kind = Tok::kStr;
       ++i;
       while (true) {
         if (i >= n || text[i] == '\n') {
-          throw InputError(file, tok.line, "unterminated string; close it with \"");
+          throw InputError(file, tok.line, std::string("unterminated string; close it with ") + c);
         }
-        if (text[i] == '"') break;
+        if (text[i] == c) break;
         if (text[i] == '\\' && i + 1 < n) ++i;
         tok.text += text[i++];
       }
       ++i;
     } else if (IsIdentStart(c)) {
       tok.kind = Tok::kIdent;
+      tok.text += text[i++];  // the start ('#' is no IdentChar)
       while (i < n && (IsIdentChar(text[i]) ||
                        (text[i] == '-' && (std::isalnum(static_cast<unsigned char>(at(i + 1))) ||
                                            at(i + 1) == '_')))) {
@@ -363,11 +366,12 @@ class Parser {
     module_name = name.text;
     header = Attrs();
     while (Peek().kind != Tok::kEnd) {
-      // Stack-frame tables some XLA versions print after the computations: not read.
+      // Stack-frame tables (before or after the computations): what stack_frame_id= means.
       if (Peek().kind == Tok::kIdent &&
           (Peek().text == "FileNames" || Peek().text == "FunctionNames" ||
            Peek().text == "FileLocations" || Peek().text == "StackFrames")) {
-        break;
+        StackTable();
+        continue;
       }
       Computation c;
       if (Peek().kind == Tok::kIdent && Peek().text == "ENTRY") {
@@ -397,9 +401,50 @@ class Parser {
     }
   }
 
+  // One table: lines `ID "text"` (FileNames, FunctionNames) or `ID {key=value ...}`.
+  void StackTable() {
+    const std::string table = Next().text;
+    while (Peek().kind == Tok::kNum) {
+      const Tok& id_tok = Next();
+      if (id_tok.text.find_first_not_of("0123456789") != std::string::npos ||
+          id_tok.text.size() > 9) {
+        Fail(id_tok, "expected a table row number in " + table + ", found " + Describe(id_tok));
+      }
+      const int64_t id = std::stoll(id_tok.text);
+      if (table == "FileNames" || table == "FunctionNames") {
+        const Tok& name = Next();
+        if (name.kind != Tok::kStr) {
+          Fail(name, "expected a quoted name in " + table + ", found " + Describe(name));
+        }
+        if (table == "FileNames") file_names[id] = name.text;
+        continue;
+      }
+      if (!IsPunct(Peek(), "{")) Fail(Peek(), "expected '{' after row " + id_tok.text);
+      const std::vector<Tok> row = Balanced();
+      std::map<std::string, int64_t> fields;
+      for (size_t k = 0; k + 2 < row.size(); ++k) {
+        const std::string& value = row[k + 2].text;
+        if (row[k].kind == Tok::kIdent && IsPunct(row[k + 1], "=") &&
+            row[k + 2].kind == Tok::kNum && value.size() <= 15 &&
+            value.find_first_not_of("0123456789") == std::string::npos) {
+          fields[row[k].text] = std::stoll(value);
+        }
+      }
+      if (table == "FileLocations") {
+        file_locations[id] = {fields["file_name_id"], fields["line"]};
+      } else {
+        frame_locations[id] = fields["file_location_id"];
+      }
+    }
+  }
+
   std::string module_name;
   std::map<std::string, Attr> header;
   std::vector<Computation> computations;
+  // The stack-frame tables: a frame's location, a location's file and line, a file's name.
+  std::map<int64_t, int64_t> frame_locations;
+  std::map<int64_t, std::pair<int64_t, int64_t>> file_locations;
+  std::map<int64_t, std::string> file_names;
 
  private:
   std::vector<Tok> toks_;
@@ -474,6 +519,10 @@ struct HVal {
   std::vector<HVal> elems;
   bool tuple = false;
   std::optional<double> scalar;  // a scalar constant, or a broadcast of one
+  // An integer (or pred) value known when the module is read (row-major): constants,
+  // partition-id (the rank) and arithmetic on them, which is how SPMD code picks a device's
+  // slice; dynamic-slice offsets read it.
+  std::optional<std::vector<int64_t>> ints;
   bool is_unsigned = false;      // holds u16-u64 values (typed as signed ones)
   // A broadcast whose operand dims are the result's trailing dims in order (numpy's rule): its
   // operand, which an ATen elementwise operator broadcasts alike.
@@ -557,6 +606,9 @@ class Builder {
         node.name = UniqueName(in.hlo_name);
         node.def_line = in.line;
         node.source = Source(in);
+        // jax names a parameter by its argument path (op_name="x", "params['w1']"): the input's
+        // FQN, which specs name inputs by when S and D number their parameters differently.
+        node.fqn = MetadataOpName(in);
         node.outputs.push_back({node.name, TensorTypeOf(in)});
         ir::NodeId id = graph_.AddNode(std::move(node));
         params.emplace_back(number, id);
@@ -607,6 +659,7 @@ class Builder {
     auto it = in.attrs.find("metadata");
     if (it == in.attrs.end()) return loc;
     const std::vector<Tok>& t = it->second.value;
+    std::optional<int64_t> frame;
     for (size_t i = 0; i + 2 < t.size(); ++i) {
       if (t[i].kind != Tok::kIdent || t[i + 1].text != "=") continue;
       const Tok& v = t[i + 2];
@@ -615,9 +668,37 @@ class Builder {
         loc.line = static_cast<int32_t>(ToInt(v, file_, "source_line"));
       }
       if (t[i].text == "op_name" && v.kind == Tok::kStr) loc.code = v.text;
+      if (t[i].text == "stack_frame_id" && v.kind == Tok::kNum) {
+        frame = ToInt(v, file_, "stack_frame_id");
+      }
+    }
+    // Newer XLA: the innermost frame's location (the user's line) from the module's tables.
+    if (loc.file.empty() && frame) {
+      auto f = p_.frame_locations.find(*frame);
+      auto l = f == p_.frame_locations.end() ? p_.file_locations.end()
+                                             : p_.file_locations.find(f->second);
+      auto n =
+          l == p_.file_locations.end() ? p_.file_names.end() : p_.file_names.find(l->second.first);
+      if (n != p_.file_names.end()) {
+        loc.file = n->second;
+        loc.line = static_cast<int32_t>(l->second.second);
+      }
     }
     if (loc.file.empty()) loc = {};
     return loc;
+  }
+
+  // The op_name of the instruction's metadata, or "".
+  std::string MetadataOpName(const Instr& in) const {
+    auto it = in.attrs.find("metadata");
+    if (it == in.attrs.end()) return "";
+    const std::vector<Tok>& t = it->second.value;
+    for (size_t i = 0; i + 2 < t.size(); ++i) {
+      if (t[i].text == "op_name" && t[i + 1].text == "=" && t[i + 2].kind == Tok::kStr) {
+        return t[i + 2].text;
+      }
+    }
+    return "";
   }
 
   // A node name the spec language can write: [A-Za-z_][A-Za-z0-9_]*, unique in the graph.
@@ -748,6 +829,7 @@ class Builder {
       return static_cast<int32_t>(m);
     };
     size_t i = 0;
+    if (!t.empty() && t[0].kind == Tok::kIdent && t[0].text == "mesh") return MeshGroups(a, check);
     if (!t.empty() && t[0].text == "{") {
       IntTree tree = ParseIntTree(t, i, file_, "replica_groups");
       if (i != t.size() || !tree.ints.empty()) {
@@ -830,6 +912,82 @@ class Builder {
     }
     for (int64_t g = 0; g < n_groups; ++g) {
       groups.emplace_back(flat.begin() + g * size, flat.begin() + (g + 1) * size);
+    }
+    return groups;
+  }
+
+  // The mesh form mesh['a'=2,'b'=4] {'b'}: devices numbered row-major over the mesh axes; a group
+  // per value of the axes not named, its members along the named axes (row-major in the order
+  // named).
+  template <typename Check>
+  std::vector<std::vector<int32_t>> MeshGroups(const Attr& a, const Check& check) const {
+    const std::vector<Tok>& t = a.value;
+    auto bad = [&](const std::string& problem) {
+      throw InputError(file_, a.line,
+                       "replica_groups mesh form: " + problem +
+                           " (read: mesh['axis'=size,...] {'axis',...}; sub-axes and device "
+                           "lists are not supported: dump the module with list replica_groups)");
+    };
+    std::vector<std::string> axes;
+    std::vector<int64_t> sizes;
+    size_t i = 1;
+    if (i >= t.size() || t[i].text != "[") bad("expected '[' after mesh");
+    ++i;
+    while (i < t.size() && t[i].text != "]") {
+      if (t[i].text == ",") {
+        ++i;
+        continue;
+      }
+      if (t[i].kind != Tok::kStr || i + 2 >= t.size() || t[i + 1].text != "=") {
+        bad("expected 'axis'=size");
+      }
+      const int64_t size = ToInt(t[i + 2], file_, "replica_groups");
+      if (size < 1 || size > 4096) bad("an axis size must be 1..4096");
+      axes.push_back(t[i].text);
+      sizes.push_back(size);
+      i += 3;
+    }
+    if (i >= t.size() || axes.empty()) bad("expected the mesh axes, closed by ']'");
+    ++i;
+    if (i >= t.size() || t[i].text != "{") bad("expected {'axis',...} after the mesh");
+    std::vector<size_t> named;
+    for (++i; i < t.size() && t[i].text != "}"; ++i) {
+      if (t[i].text == ",") continue;
+      auto it = std::find(axes.begin(), axes.end(), t[i].text);
+      if (t[i].kind != Tok::kStr || it == axes.end()) bad("'" + t[i].text + "' is not a mesh axis");
+      const size_t axis = static_cast<size_t>(it - axes.begin());
+      if (std::count(named.begin(), named.end(), axis)) bad("an axis is named twice");
+      named.push_back(axis);
+    }
+    if (i + 1 != t.size()) bad("expected the named axes to end replica_groups");
+    int64_t total = 1;
+    for (int64_t size : sizes) {
+      total *= size;
+      if (total > 4096) bad("the mesh has over 4096 devices");
+    }
+    std::vector<int64_t> strides(sizes.size(), 1);
+    for (size_t k = sizes.size(); k-- > 1;) strides[k - 1] = strides[k] * sizes[k];
+    std::vector<size_t> others;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (!std::count(named.begin(), named.end(), k)) others.push_back(k);
+    }
+    // Enumerates the coordinates of `dims` row-major: the sum of coordinate x stride of each.
+    auto offsets = [&](const std::vector<size_t>& dims) {
+      std::vector<int64_t> out{0};
+      for (size_t d : dims) {
+        std::vector<int64_t> next;
+        for (int64_t base : out) {
+          for (int64_t c = 0; c < sizes[d]; ++c) next.push_back(base + c * strides[d]);
+        }
+        out = std::move(next);
+      }
+      return out;
+    };
+    std::vector<std::vector<int32_t>> groups;
+    for (int64_t base : offsets(others)) {
+      std::vector<int32_t> members;
+      for (int64_t offset : offsets(named)) members.push_back(check(base + offset));
+      groups.push_back(std::move(members));
     }
     return groups;
   }
@@ -1052,6 +1210,12 @@ class Builder {
       if (in.opcode == "maximum" && *rs == 0.0) {
         return One(Emit(in, in.hlo_name, "aten::relu", {lhs}, {}, out));
       }
+      // max(x, -inf) and min(x, +inf) are x (XLA's maximum and minimum propagate NaN): the
+      // initial value of jax's max reductions (softmax's stabilizer).
+      if ((in.opcode == "maximum" && *rs == -std::numeric_limits<double>::infinity()) ||
+          (in.opcode == "minimum" && *rs == std::numeric_limits<double>::infinity())) {
+        return One(Emit(in, in.hlo_name, "aten::alias", {lhs}, {}, out));
+      }
       if (in.opcode == "add" || in.opcode == "subtract" || in.opcode == "multiply" ||
           in.opcode == "divide") {
         return One(Emit(in, in.hlo_name, b->second, {lhs, *rs}, {}, out));
@@ -1086,6 +1250,15 @@ class Builder {
     if (rs && ir::IsFloatingPoint(lt.dtype)) {
       return One(
           Emit(in, in.hlo_name, "aten::" + dir + ".Scalar", {OperandRef(in, 0), *rs}, {}, out));
+    }
+    if ((dir == "le" || dir == "ge") && !ir::IsFloatingPoint(lt.dtype) &&
+        !ir::IsComplex(lt.dtype)) {
+      // No le/ge.Tensor in the registry: on integers (totally ordered, no NaN) a >= b is
+      // not(a < b) and a <= b is not(a > b).
+      const ir::TensorRef strict =
+          Emit(in, in.hlo_name + "_strict", dir == "ge" ? "aten::lt.Tensor" : "aten::gt.Tensor",
+               {OperandRef(in, 0), OperandRef(in, 1)}, {}, out);
+      return One(Emit(in, in.hlo_name, "aten::bitwise_not", {strict}, {}, out));
     }
     if (dir == "le" || dir == "ge") return Opaque(in);
     return One(Emit(in, in.hlo_name, "aten::" + dir + ".Tensor",
@@ -1212,9 +1385,8 @@ class Builder {
     const auto lb = IntList(in, "lhs_batch_dims", false), rb = IntList(in, "rhs_batch_dims", false);
     const auto lc = IntList(in, "lhs_contracting_dims", false);
     const auto rc = IntList(in, "rhs_contracting_dims", false);
-    if (ta.dtype != out.dtype || tb.dtype != out.dtype || lc.size() != 1 || rc.size() != 1) {
-      return Opaque(in);  // mixed precision, several contracting dims
-    }
+    if (ta.dtype != out.dtype || tb.dtype != out.dtype) return Opaque(in);  // mixed precision
+    if (lc.size() != 1 || rc.size() != 1) return GeneralDot(in, a, b, lb, rb, lc, rc, out);
     if (ta.shape.size() == 2 && tb.shape.size() == 2 && lb.empty() && rb.empty()) {
       if (lc[0] == 0) a = Emit(in, in.hlo_name + "_lt", "aten::t", {a}, {}, std::nullopt);
       if (rc[0] == 1) b = Emit(in, in.hlo_name + "_rt", "aten::t", {b}, {}, std::nullopt);
@@ -1229,7 +1401,74 @@ class Builder {
         b = Emit(in, in.hlo_name + "_rt", "aten::permute", {b, swap}, {}, std::nullopt);
       return One(Emit(in, in.hlo_name, "aten::bmm", {a, b}, {}, out));
     }
-    return Opaque(in);
+    return GeneralDot(in, a, b, lb, rb, lc, rc, out);
+  }
+
+  // Any dot: lhs permuted to [batch, free, contracting] and rhs to [batch, contracting, free],
+  // each flattened to 3-D, a bmm, and the result reshaped to HLO's [batch, lhs free, rhs free].
+  HVal GeneralDot(const Instr& in, ir::TensorRef a, ir::TensorRef b, const std::vector<int64_t>& lb,
+                  const std::vector<int64_t>& rb, const std::vector<int64_t>& lc,
+                  const std::vector<int64_t>& rc, const ir::TensorType& out) {
+    const std::vector<int64_t> da = Sizes(graph_.type(a)), db = Sizes(graph_.type(b));
+    if (lb.size() != rb.size() || lc.size() != rc.size()) {
+      Fail(in, "lhs and rhs need as many batch (and contracting) dims");
+    }
+    auto check = [&](const std::vector<int64_t>& dims, size_t rank) {
+      std::set<int64_t> seen;
+      for (int64_t d : dims) {
+        if (d < 0 || d >= static_cast<int64_t>(rank) || !seen.insert(d).second) {
+          Fail(in, "a batch or contracting dim is out of range or given twice");
+        }
+      }
+    };
+    std::vector<int64_t> lhs_dims = lb, rhs_dims = rb;
+    lhs_dims.insert(lhs_dims.end(), lc.begin(), lc.end());
+    rhs_dims.insert(rhs_dims.end(), rc.begin(), rc.end());
+    check(lhs_dims, da.size());
+    check(rhs_dims, db.size());
+    auto free_dims = [](const std::vector<int64_t>& used, size_t rank) {
+      std::vector<int64_t> out;
+      for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d) {
+        if (std::find(used.begin(), used.end(), d) == used.end()) out.push_back(d);
+      }
+      return out;
+    };
+    const std::vector<int64_t> lf = free_dims(lhs_dims, da.size());
+    const std::vector<int64_t> rf = free_dims(rhs_dims, db.size());
+    auto product = [](const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
+      int64_t p = 1;
+      for (int64_t d : dims) p *= sizes[d];
+      return p;
+    };
+    for (size_t k = 0; k < lb.size(); ++k) {
+      if (da[lb[k]] != db[rb[k]]) Fail(in, "batch dims of different sizes");
+    }
+    for (size_t k = 0; k < lc.size(); ++k) {
+      if (da[lc[k]] != db[rc[k]]) Fail(in, "contracting dims of different sizes");
+    }
+    const int64_t batch = product(lb, da), contract = product(lc, da);
+    const int64_t lfree = product(lf, da), rfree = product(rf, db);
+    auto arrange = [&](ir::TensorRef ref, std::vector<int64_t> order, const std::string& side,
+                       std::vector<int64_t> shape3) {
+      std::vector<int64_t> identity(order.size());
+      std::iota(identity.begin(), identity.end(), 0);
+      if (order != identity) {
+        ref = Emit(in, in.hlo_name + "_" + side + "p", "aten::permute", {ref, Ints(order)}, {},
+                   std::nullopt);
+      }
+      return Emit(in, in.hlo_name + "_" + side + "3", "aten::reshape", {ref, Ints(shape3)}, {},
+                  std::nullopt);
+    };
+    std::vector<int64_t> lorder = lb, rorder = rb;
+    lorder.insert(lorder.end(), lf.begin(), lf.end());
+    lorder.insert(lorder.end(), lc.begin(), lc.end());
+    rorder.insert(rorder.end(), rc.begin(), rc.end());
+    rorder.insert(rorder.end(), rf.begin(), rf.end());
+    const ir::TensorRef a3 = arrange(a, lorder, "l", {batch, lfree, contract});
+    const ir::TensorRef b3 = arrange(b, rorder, "r", {batch, contract, rfree});
+    const ir::TensorRef prod =
+        Emit(in, in.hlo_name + "_bmm", "aten::bmm", {a3, b3}, {}, std::nullopt);
+    return One(Emit(in, in.hlo_name, "aten::reshape", {prod, Ints(Sizes(out))}, {}, out));
   }
 
   HVal Reduce(const Instr& in) {
@@ -1241,8 +1480,19 @@ class Builder {
     const Reducer r = ReducerOf(in);
     if (!ir::IsFloatingPoint(x.dtype) || dims.empty() || !init) return Opaque(in);
     if (r == Reducer::kAdd && *init == 0.0) {
-      return One(
-          Emit(in, in.hlo_name, "aten::sum.dim_IntList", {OperandRef(in, 0), Ints(dims)}, {}, out));
+      std::vector<int64_t> sorted = dims;
+      std::sort(sorted.begin(), sorted.end());
+      const bool shifts = sorted.back() + 1 != static_cast<int64_t>(x.shape.size()) ||
+                          sorted.back() - sorted.front() + 1 != static_cast<int64_t>(dims.size());
+      if (!shifts) {
+        return One(Emit(in, in.hlo_name, "aten::sum.dim_IntList", {OperandRef(in, 0), Ints(dims)},
+                        {}, out));
+      }
+      // Removing a dim before a kept one renumbers the kept dims: summed with keepdim, then
+      // reshaped (the form FX graphs have, whose lemmas keep a concat dim across the sum).
+      const ir::TensorRef kept = Emit(in, in.hlo_name + "_keep", "aten::sum.dim_IntList",
+                                      {OperandRef(in, 0), Ints(dims), true}, {}, std::nullopt);
+      return One(Emit(in, in.hlo_name, "aten::reshape", {kept, Ints(Sizes(out))}, {}, out));
     }
     if (r == Reducer::kMax && *init == -std::numeric_limits<double>::infinity()) {
       return One(Emit(in, in.hlo_name, "aten::amax", {OperandRef(in, 0), Ints(dims)}, {}, out));
@@ -1263,8 +1513,24 @@ class Builder {
     return true;
   }
 
+  // Whether every group of the collective has one member: then it returns its operand (a sum,
+  // gather or scatter over one device; psum over an axis of size 1, a one-device program).
+  bool SingletonGroups(const Instr& in) const {
+    const Attr* a = FindAttr(in, "replica_groups");
+    if (!a || (a->value.size() == 2 && a->value[0].text == "{")) return world_ == 1;  // {}: all
+    const std::vector<std::vector<int32_t>> groups = ReplicaGroups(*a, world_);
+    for (const auto& g : groups) {
+      if (g.size() != 1) return false;
+    }
+    return !groups.empty();
+  }
+
   HVal Collective(const Instr& in) {
     if (in.operands.size() != 1 || in.shape.tuple) return Opaque(in);  // tuple collectives
+    if (SingletonGroups(in) && OperandType(in, 0) == TensorTypeOf(in) &&
+        (in.opcode != "all-reduce" || ReducerOf(in) != Reducer::kNone)) {
+      return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
+    }
     // Groups of replicas in a partitioned module (or the converse): each device's group holds
     // other devices than the ranks the ids would name; not modelled.
     if (!IdsAreRanks(in)) return Opaque(in);
@@ -1362,24 +1628,315 @@ class Builder {
   bool ReadsUnsigned(const Instr& in) const {
     for (const auto& operand : in.operands) {
       auto it = values_.find(StripPercent(operand.back().text));
-      if (operand.back().kind == Tok::kIdent && it != values_.end() && it->second.is_unsigned) {
+      // a known value has no wrap-around left: FoldInts refused results outside the type
+      if (operand.back().kind == Tok::kIdent && it != values_.end() && it->second.is_unsigned &&
+          !it->second.ints) {
         return true;
       }
     }
     return false;
   }
 
+  // Custom calls that return their operand: sharding annotations (with_sharding_constraint's
+  // Sharding, Shardy's), and on one device the shard/full shape changes, which leave the shape.
+  bool IsIdentityCustomCall(const Instr& in) const {
+    if (in.operands.size() != 1 || in.shape.tuple || !in.shape.unsupported.empty()) return false;
+    const Attr* a = FindAttr(in, "custom_call_target");
+    if (!a || a->value.size() != 1 || a->value[0].kind != Tok::kStr) return false;
+    const std::string& target = a->value[0].text;
+    static const std::set<std::string> kAnnotations = {"Sharding", "xla.sdy.FuncResultSharding",
+                                                       "xla.sdy.Sharding"};
+    static const std::set<std::string> kShapeChanges = {
+        "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.GlobalToLocalShape",
+        "xla.sdy.LocalToGlobalShape"};
+    if (kAnnotations.count(target)) return true;
+    return world_ == 1 && kShapeChanges.count(target) && OperandType(in, 0) == in.shape.type;
+  }
+
+  // ---- integer values known at load time ----
+
+  // The value range of an integer (or pred) HLO element type; nullopt for others.
+  static std::optional<std::pair<int64_t, int64_t>> IntRange(const HloShape& shape,
+                                                             const std::string& elem) {
+    static const std::map<std::string, std::pair<int64_t, int64_t>> kRanges = {
+        {"pred", {0, 1}},
+        {"s8", {-128, 127}},
+        {"s16", {-32768, 32767}},
+        {"s32", {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}},
+        {"s64", {-(int64_t{1} << 53), int64_t{1} << 53}},  // exact as the doubles they become
+        {"u8", {0, 255}},
+        {"u16", {0, 65535}},
+        {"u32", {0, std::numeric_limits<uint32_t>::max()}},
+        {"u64", {0, int64_t{1} << 53}},
+    };
+    if (shape.tuple) return std::nullopt;
+    auto it = kRanges.find(elem);
+    if (it == kRanges.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The element type as written (the HloShape keeps the dtype GraphGuard maps it to).
+  static std::string ElemName(const Instr& in) {
+    if (in.shape.is_unsigned) {
+      return in.shape.type.dtype == ir::DType::kInt32 ? "u16" : "u32_or_u64";
+    }
+    switch (in.shape.type.dtype) {
+      case ir::DType::kBool:
+        return "pred";
+      case ir::DType::kInt8:
+        return "s8";
+      case ir::DType::kInt16:
+        return "s16";
+      case ir::DType::kInt32:
+        return "s32";
+      case ir::DType::kInt64:
+        return "s64";
+      case ir::DType::kUInt8:
+        return "u8";
+      default:
+        return "";
+    }
+  }
+
+  // The range of the instruction's result; u32 and u64 (both typed i64) share u32's range.
+  std::optional<std::pair<int64_t, int64_t>> ResultRange(const Instr& in) const {
+    if (in.shape.tuple || !in.shape.unsupported.empty()) return std::nullopt;
+    std::string elem = ElemName(in);
+    if (elem == "u32_or_u64") elem = "u32";
+    return IntRange(in.shape, elem);
+  }
+
+  const std::vector<int64_t>* KnownInts(const Instr& in, size_t i) const {
+    if (i >= in.operands.size() || in.operands[i].back().kind != Tok::kIdent) return nullptr;
+    auto it = values_.find(StripPercent(in.operands[i].back().text));
+    if (it == values_.end() || !it->second.ints || !it->second.ref) return nullptr;
+    return &*it->second.ints;
+  }
+
+  // The integer literal elements of a constant (row-major), or nullopt.
+  std::optional<std::vector<int64_t>> IntLiteral(const Instr& in, int64_t count) const {
+    if (in.operands.size() != 1) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Tok& t : in.operands[0]) {
+      if (t.kind == Tok::kPunct) continue;
+      if (t.text == "true" || t.text == "false") {
+        out.push_back(t.text == "true" ? 1 : 0);
+        continue;
+      }
+      if (t.kind != Tok::kNum || t.text.size() > 18 ||
+          t.text.find_first_not_of("0123456789", t.text[0] == '-' ? 1 : 0) != std::string::npos) {
+        return std::nullopt;
+      }
+      out.push_back(std::stoll(t.text));
+    }
+    if (static_cast<int64_t>(out.size()) != count) return std::nullopt;
+    return out;
+  }
+
+  // An integer instruction whose value is known (constants, partition-id, arithmetic on known
+  // values): that value, its node a constant; nullopt otherwise.
+  std::optional<HVal> FoldInts(const Instr& in) {
+    const auto range = ResultRange(in);
+    if (!range) return std::nullopt;
+    const ir::TensorType& type = in.shape.type;
+    int64_t count = 1;
+    for (const ir::Dim& d : type.shape) count *= d.value();
+    if (count > 65536) return std::nullopt;
+    const std::string& op = in.opcode;
+    std::optional<std::vector<int64_t>> v;
+    const std::vector<int64_t>* a = KnownInts(in, 0);
+    const std::vector<int64_t>* b = KnownInts(in, 1);
+    const int64_t partitions = HeaderInt("num_partitions"), replicas = HeaderInt("replica_count");
+    if (op == "constant") {
+      v = IntLiteral(in, count);
+    } else if ((op == "partition-id" && replicas == 1) || (op == "replica-id" && partitions == 1)) {
+      v = std::vector<int64_t>{rank_};  // the id that varies is the rank
+    } else if (a && (op == "convert" || op == "reshape" || op == "bitcast" || op == "copy") &&
+               static_cast<int64_t>(a->size()) == count) {
+      v = *a;
+    } else if (a && op == "broadcast" && a->size() == 1) {
+      v = std::vector<int64_t>(count, (*a)[0]);
+    } else if (a && op == "negate" && static_cast<int64_t>(a->size()) == count) {
+      v = *a;
+      for (int64_t& x : *v) x = -x;
+    } else if (a && b && a->size() == b->size() && static_cast<int64_t>(a->size()) == count) {
+      static const std::set<std::string> kOps = {"add",     "subtract", "multiply", "divide",
+                                                 "maximum", "minimum",  "remainder"};
+      if (!kOps.count(op)) return std::nullopt;
+      v.emplace();
+      for (size_t k = 0; k < a->size(); ++k) {
+        const int64_t x = (*a)[k], y = (*b)[k];
+        if ((op == "divide" || op == "remainder") && y == 0) return std::nullopt;
+        int64_t r = 0;
+        bool overflow = false;
+        if (op == "add") overflow = __builtin_add_overflow(x, y, &r);
+        if (op == "subtract") overflow = __builtin_sub_overflow(x, y, &r);
+        if (op == "multiply") overflow = __builtin_mul_overflow(x, y, &r);
+        // C semantics, as XLA's: division truncates, the remainder has the dividend's sign
+        // (operands are within their types' ranges, so INT64_MIN / -1 cannot occur)
+        if (op == "divide") r = x / y;
+        if (op == "remainder") r = x % y;
+        if (op == "maximum") r = std::max(x, y);
+        if (op == "minimum") r = std::min(x, y);
+        if (overflow) return std::nullopt;
+        v->push_back(r);
+      }
+    } else if (op == "clamp" && a && b && KnownInts(in, 2) && a->size() == 1 &&
+               KnownInts(in, 2)->size() == 1 && static_cast<int64_t>(b->size()) == count) {
+      v.emplace();
+      for (int64_t x : *b) v->push_back(std::min(std::max(x, (*a)[0]), (*KnownInts(in, 2))[0]));
+    } else if (a && op == "dynamic-slice" && type.shape.size() == 1 && in.operands.size() == 2 &&
+               b && b->size() == 1 && OperandType(in, 0).shape.size() == 1) {
+      const int64_t size = type.shape[0].value(), n = static_cast<int64_t>(a->size());
+      if (size > n) return std::nullopt;
+      const int64_t start = std::min(std::max<int64_t>((*b)[0], 0), n - size);
+      v = std::vector<int64_t>(a->begin() + start, a->begin() + start + size);
+    }
+    if (!v || static_cast<int64_t>(v->size()) != count) return std::nullopt;
+    for (int64_t x : *v) {
+      if (x < range->first || x > range->second) return std::nullopt;  // wraps: not folded
+    }
+    HVal out;
+    if (type.shape.empty()) {
+      const ir::Value value =
+          type.dtype == ir::DType::kBool ? ir::Value((*v)[0] != 0) : ir::Value((*v)[0]);
+      out = One(Emit(in, in.hlo_name, "aten::scalar_tensor", {value},
+                     {{"dtype", ir::Value(type.dtype)}}, type));
+      out.scalar = static_cast<double>((*v)[0]);
+    } else {
+      ir::Node node;  // an array constant, its value not in the graph (reads use `ints`)
+      node.kind = ir::NodeKind::kConstant;
+      node.name = UniqueName(in.hlo_name);
+      node.def_line = in.line;
+      node.source = Source(in);
+      node.outputs.push_back({node.name, type});
+      out = One({graph_.AddNode(std::move(node)), 0});
+    }
+    out.ints = std::move(v);
+    return out;
+  }
+
+  // The start indices of a dynamic-slice / dynamic-update-slice (operands from `first`: one
+  // scalar per dimension, or one 1-D tensor), clamped as XLA clamps them so the slice of
+  // `sizes` stays inside `dims`; nullopt when one is not known.
+  std::optional<std::vector<int64_t>> StartIndices(const Instr& in, size_t first,
+                                                   const std::vector<int64_t>& dims,
+                                                   const std::vector<int64_t>& sizes) const {
+    std::vector<int64_t> starts;
+    for (size_t i = first; i < in.operands.size(); ++i) {
+      const std::vector<int64_t>* known = KnownInts(in, i);
+      if (!known) return std::nullopt;
+      starts.insert(starts.end(), known->begin(), known->end());
+    }
+    if (starts.size() != dims.size()) {
+      Fail(in, "needs one start index per operand dimension (" + std::to_string(dims.size()) +
+                   "), has " + std::to_string(starts.size()));
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (sizes[d] < 0 || sizes[d] > dims[d]) Fail(in, "the slice is larger than the operand");
+      starts[d] = std::min(std::max<int64_t>(starts[d], 0), dims[d] - sizes[d]);
+    }
+    return starts;
+  }
+
+  // x[starts[d] : starts[d] + sizes[d]] on each dimension, as aten::slice nodes.
+  ir::TensorRef SliceRef(const Instr& in, ir::TensorRef ref, const std::vector<int64_t>& starts,
+                         const std::vector<int64_t>& sizes, const std::string& name,
+                         const std::optional<ir::TensorType>& out) {
+    const std::vector<int64_t> dims = Sizes(graph_.type(ref));
+    std::vector<size_t> cut;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (starts[d] != 0 || sizes[d] != dims[d]) cut.push_back(d);
+    }
+    if (cut.empty()) return Emit(in, name, "aten::alias", {ref}, {}, out);
+    for (size_t k = 0; k < cut.size(); ++k) {
+      const size_t d = cut[k];
+      const bool last = k + 1 == cut.size();
+      ref = Emit(in, last ? name : name + "_d" + std::to_string(d), "aten::slice.Tensor",
+                 {ref, static_cast<int64_t>(d), starts[d], starts[d] + sizes[d], int64_t{1}}, {},
+                 last ? out : std::nullopt);
+    }
+    return ref;
+  }
+
+  // iota: 0, 1, ... along iota_dimension, an arange broadcast over the other dims.
+  HVal Iota(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    const std::vector<int64_t> dims = Sizes(out);
+    const Attr* a = FindAttr(in, "iota_dimension");
+    if (!a || a->value.size() != 1) Fail(in, "needs iota_dimension=d");
+    const int64_t d = ToInt(a->value[0], file_, "iota_dimension");
+    if (d < 0 || d >= static_cast<int64_t>(dims.size())) Fail(in, "iota_dimension is no dim");
+    if (out.dtype == ir::DType::kBool || ir::IsComplex(out.dtype)) return Opaque(in);
+    const ir::TensorType line{out.dtype, {ir::Dim(dims[d])}};
+    if (dims.size() == 1) {
+      return One(
+          Emit(in, in.hlo_name, "aten::arange", {dims[d]}, {{"dtype", ir::Value(out.dtype)}}, out));
+    }
+    const ir::TensorRef range = Emit(in, in.hlo_name + "_range", "aten::arange", {dims[d]},
+                                     {{"dtype", ir::Value(out.dtype)}}, line);
+    std::vector<int64_t> shape(dims.size(), 1);
+    shape[d] = dims[d];
+    const ir::TensorRef shaped =
+        Emit(in, in.hlo_name + "_rs", "aten::reshape", {range, Ints(shape)}, {}, std::nullopt);
+    return One(Emit(in, in.hlo_name, "aten::expand", {shaped, Ints(dims)}, {}, out));
+  }
+
+  HVal DynamicSlice(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    const ir::TensorRef x = OperandRef(in, 0);
+    const std::vector<int64_t> sizes = IntList(in, "dynamic_slice_sizes", true);
+    const std::vector<int64_t> dims = Sizes(graph_.type(x));
+    if (sizes.size() != dims.size()) Fail(in, "needs one dynamic_slice_sizes entry per dim");
+    const auto starts = StartIndices(in, 1, dims, sizes);
+    if (!starts) return Opaque(in);  // offsets computed from data
+    return One(SliceRef(in, x, *starts, sizes, in.hlo_name, out));
+  }
+
+  // The operand with `update` written at the (clamped) start indices: when the update spans
+  // the operand on every dimension but one, cat(before, update, after) on that dimension.
+  HVal DynamicUpdateSlice(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    const ir::TensorRef x = OperandRef(in, 0), update = OperandRef(in, 1);
+    const std::vector<int64_t> dims = Sizes(graph_.type(x)), sizes = Sizes(graph_.type(update));
+    if (sizes.size() != dims.size()) Fail(in, "the update must have the operand's rank");
+    const auto starts = StartIndices(in, 2, dims, sizes);
+    if (!starts) return Opaque(in);
+    std::vector<size_t> partial;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (sizes[d] != dims[d]) partial.push_back(d);
+    }
+    if (partial.empty()) return One(Emit(in, in.hlo_name, "aten::alias", {update}, {}, out));
+    if (partial.size() != 1) return Opaque(in);
+    const size_t d = partial[0];
+    ir::Value::List pieces;
+    std::vector<int64_t> zero(dims.size(), 0), head = dims, tail_start(dims.size(), 0);
+    head[d] = (*starts)[d];
+    if (head[d] > 0) {
+      pieces.emplace_back(SliceRef(in, x, zero, head, in.hlo_name + "_head", std::nullopt));
+    }
+    pieces.emplace_back(update);
+    std::vector<int64_t> tail = dims;
+    tail_start[d] = (*starts)[d] + sizes[d];
+    tail[d] = dims[d] - tail_start[d];
+    if (tail[d] > 0) {
+      pieces.emplace_back(SliceRef(in, x, tail_start, tail, in.hlo_name + "_tail", std::nullopt));
+    }
+    if (pieces.size() == 1) return One(Emit(in, in.hlo_name, "aten::alias", {update}, {}, out));
+    return One(Emit(in, in.hlo_name, "aten::cat",
+                    {ir::Value(std::move(pieces)), static_cast<int64_t>(d)}, {}, out));
+  }
+
   HVal LowerTyped(const Instr& in) {
     const std::string& op = in.opcode;
+    if (std::optional<HVal> folded = FoldInts(in)) return *folded;
     if (op != "tuple" && op != "get-tuple-element" &&
         (HasUnsigned(in.shape) || ReadsUnsigned(in))) {
       return Opaque(in);
     }
     if (op == "constant") return Constant(in);
     if (op == "fusion" || op == "call") return Inline(in);
-    // with_sharding_constraint's annotation: the identity on values.
-    if (op == "custom-call" && Word(in, "custom_call_target") == "Sharding" &&
-        in.operands.size() == 1 && !in.shape.tuple) {
+    if (op == "custom-call" && IsIdentityCustomCall(in)) {
       return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
     }
     if (op == "tuple") {
@@ -1402,6 +1959,9 @@ class Builder {
     if (op == "broadcast") return Broadcast(in);
     if (op == "slice") return Slice(in);
     if (op == "dot") return Dot(in);
+    if (op == "iota") return Iota(in);
+    if (op == "dynamic-slice") return DynamicSlice(in);
+    if (op == "dynamic-update-slice") return DynamicUpdateSlice(in);
     if (op == "reduce") return Reduce(in);
     if (op == "all-reduce" || op == "all-gather" || op == "reduce-scatter") return Collective(in);
     const ir::TensorType* out =

@@ -9,17 +9,22 @@
 // dot -> aten::mm / aten::bmm, reduce with an add reducer -> aten::sum.dim_IntList, all-reduce ->
 // _c10d_functional::all_reduce + wait_tensor, ...; some become a few nodes: a broadcast is a
 // reshape and an expand), so the lowering, the lemma catalogue and the numeric runtime serve HLO
-// as they serve FX. Every other instruction (custom-call, sort, gather, iota, a dot of other
-// dimension numbers, ...) loads as an opaque `hlo::<opcode>` node typed from its result shape,
-// its attributes kept as arguments (equal only by congruence). There are no hlo:: registry
-// entries: an instruction is an ATen operator, whose kernel, lowering and lowering samples the
-// registry already has, or opaque. Every node's inferred type is
-// checked against the HLO shape; layouts are ignored; `metadata={source_file= source_line=}`
-// gives the node's source location. Errors are gg::InputError with file:line.
+// as they serve FX. Integer values known when the module is read (constants, partition-id as
+// the rank, arithmetic on them) are folded, so the offsets of a dynamic-slice an SPMD module
+// computes from partition-id become each rank's aten::slice. Every other instruction
+// (custom-call, sort, gather, pad, a dot of mixed precision, ...) loads as an opaque
+// `hlo::<opcode>` node typed from its result shape, its attributes kept as arguments (equal
+// only by congruence). There are no hlo:: registry entries: an instruction is an ATen operator,
+// whose kernel, lowering and lowering samples the registry already has, or opaque. Every node's
+// inferred type is checked against the HLO shape; layouts are ignored;
+// `metadata={source_file= source_line=}` (or `stack_frame_id=` into the module's stack-frame
+// tables) gives the node's source location, and an ENTRY parameter's `op_name` (jax's argument
+// name) its FQN. Errors are gg::InputError with file:line.
 //
 // An SPMD module is one program for every rank: the collectives' replica_groups (the list form
-// {{0,1},{2,3}} and the iota form [2,2]<=[4], [2,2]<=[2,2]T(1,0)) name their members by rank, and
-// the graph for rank r gives each collective the process group holding r.
+// {{0,1},{2,3}}, the iota form [2,2]<=[4], [2,2]<=[2,2]T(1,0), the mesh form
+// mesh['a'=2,'b'=2] {'b'}) name their members by rank, and the graph for rank r gives each
+// collective the process group holding r (and partition-id the value r).
 #pragma once
 
 #include <cstdint>

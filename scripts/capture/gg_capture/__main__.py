@@ -2,6 +2,8 @@
 
   graphguard-capture MODULE:FACTORY [--tp N] [--mode fwd|joint] [--set KEY=VALUE ...]
                      [--replicate-layers [--layers-key KEY]] -o DIR
+  graphguard-capture jax MODULE:FACTORY --mesh AXIS=SIZE ... -o DIR   (a JAX program as HLO:
+                     gg_capture/jax_capture.py)
 
 MODULE is a dotted module name importable from the current directory (or PYTHONPATH, or an
 installed package) or a path to a .py file; FACTORY builds the model of one rank: the contract is
@@ -25,6 +27,10 @@ import traceback
 
 
 def main(argv=None):
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["jax"]:  # graphguard-capture jax ...: a JAX program (gg_capture/jax_capture.py)
+        from . import jax_capture
+        return jax_capture.main(args[1:])
     ap = argparse.ArgumentParser(prog="graphguard-capture", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("factory", metavar="MODULE:FACTORY")

@@ -1,0 +1,122 @@
+"""JAX programs for `graphguard-capture jax` (the factory contract: gg_capture/jax_capture.py).
+
+  mlp            x @ w1 + b1, relu (or --set activation=tanh), @ w2 under jax.jit shardings:
+                 Megatron-style TP (x replicated, w1 and b1 column-sharded, w2 row-sharded, the
+                 output replicated); XLA's SPMD partitioner inserts the all-reduce.
+  mlp_sp         the same with sequence parallelism (x's rows and the output's sharded too).
+  llama_block    a Llama-style block (RMSNorm, rotary attention with an additive causal mask,
+                 SwiGLU), Megatron TP; rotary tables and mask are inputs (--set mask=where
+                 builds the mask inside: verify UNKNOWN, aten::where.self has no lowering yet).
+  mlp_shard_map  the same MLP written per device with jax.shard_map and an explicit psum over
+                 `psum_axis` (default "tp"). With --mesh dp=1 --mesh tp=2 and --set psum_axis=dp
+                 the psum sums over the wrong (size-1) axis: each device returns its partial
+                 sum, a bug the checker must not pass.
+"""
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+
+_ACTIVATIONS = {"relu": lambda h: jnp.maximum(h, 0.0), "tanh": jnp.tanh}
+
+
+def _mlp(x, w1, b1, w2, activation="relu"):
+    h = _ACTIVATIONS[activation](x @ w1 + b1)
+    return h @ w2
+
+
+def _args(batch, d_in, hidden, d_out):
+    f32 = jnp.float32
+    return (jax.ShapeDtypeStruct((batch, d_in), f32), jax.ShapeDtypeStruct((d_in, hidden), f32),
+            jax.ShapeDtypeStruct((hidden,), f32), jax.ShapeDtypeStruct((hidden, d_out), f32))
+
+
+def _tp_axis(mesh):
+    return "tp" if "tp" in mesh.axis_names else mesh.axis_names[-1]
+
+
+def mlp(mesh, batch=8, d_in=16, hidden=32, d_out=16, activation="relu"):
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation {activation!r}: use one of {sorted(_ACTIVATIONS)}")
+    tp = _tp_axis(mesh)
+
+    def fn(x, w1, b1, w2):
+        return _mlp(x, w1, b1, w2, activation)
+
+    return fn, _args(batch, d_in, hidden, d_out), (P(), P(None, tp), P(tp), P(tp, None)), P()
+
+
+def mlp_sp(mesh, batch=8, d_in=16, hidden=32, d_out=16, activation="relu"):
+    """The TP MLP with sequence parallelism: x's rows (the tokens) and the output's sharded on
+    the TP axis too; XLA all-gathers x and reduce-scatters the output."""
+    fn, args, in_specs, _ = mlp(mesh, batch, d_in, hidden, d_out, activation)
+    tp = _tp_axis(mesh)
+    return fn, args, (P(tp, None),) + tuple(in_specs[1:]), P(tp, None)
+
+
+def mlp_shard_map(mesh, batch=8, d_in=16, hidden=32, d_out=16, psum_axis="tp"):
+    tp = _tp_axis(mesh)
+    if psum_axis not in mesh.axis_names:
+        raise ValueError(f"psum_axis {psum_axis!r} is not a mesh axis {mesh.axis_names}")
+    in_specs = (P(), P(None, tp), P(tp), P(tp, None))
+
+    def local(x, w1, b1, w2):
+        return jax.lax.psum(_mlp(x, w1, b1, w2), psum_axis)
+
+    # check_vma=False: the wrong-axis bug must compile (jax would reject its replication claim)
+    fn = jax.shard_map(local, mesh=mesh, in_specs=in_specs, out_specs=P(), check_vma=False)
+    return fn, _args(batch, d_in, hidden, d_out), in_specs, P()
+
+
+def _rms_norm(x, weight, eps=1e-6):
+    return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _rotary(x, cos, sin):
+    """Rotates pairs (first half, second half) of the head dim by the angles whose cos and sin
+    ([seq, half]) are given."""
+    half = x.shape[-1] // 2
+    cos, sin = cos[None, :, None, :], sin[None, :, None, :]
+    x1, x2 = x[..., :half], x[..., half:]
+    return jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
+
+
+def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias"):
+    """A Llama-style block (RMSNorm, rotary attention, SwiGLU) with Megatron-style TP: wq/wk/wv
+    and w_gate/w_up column-sharded (heads and FFN units split), wo and w_down row-sharded, norms
+    and x replicated, the output replicated. mask: "bias" (an additive causal mask, an input:
+    0 on and below the diagonal, -1e9 above, as Hugging Face models take it), "where" (jnp.tril
+    and jnp.where inside the block: aten::where.self has no lowering into the tensor language
+    yet, so verify says UNKNOWN) or "none"."""
+    if mask not in ("bias", "where", "none"):
+        raise ValueError(f"mask {mask!r}: use bias, where or none")
+    tp = _tp_axis(mesh)
+    head_dim = dim // heads
+
+    # The rotary tables are inputs, as a model's precomputed buffers are: a value S computes
+    # from no input is not related to D's copy of it yet.
+    def block(x, rope_cos, rope_sin, attn_bias, attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up,
+              w_down):
+        b, s, _ = x.shape
+        h = _rms_norm(x, attn_norm)
+        q = _rotary((h @ wq).reshape(b, s, -1, head_dim), rope_cos, rope_sin)
+        k = _rotary((h @ wk).reshape(b, s, -1, head_dim), rope_cos, rope_sin)
+        v = (h @ wv).reshape(b, s, -1, head_dim)
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(float(head_dim))
+        if mask == "bias":
+            scores = scores + attn_bias[None, None]
+        elif mask == "where":
+            scores = jnp.where(jnp.tril(jnp.ones((s, s), dtype=bool))[None, None], scores, -1e9)
+        attn = jax.nn.softmax(scores, axis=-1)
+        out = jnp.einsum("bhqk,bkhd->bqhd", attn, v).reshape(b, s, -1)
+        x = x + out @ wo
+        g = _rms_norm(x, ffn_norm)
+        return x + (jax.nn.silu(g @ w_gate) * (g @ w_up)) @ w_down
+
+    f32 = jnp.float32
+    half = head_dim // 2
+    shapes = [(batch, seq, dim), (seq, half), (seq, half), (seq, seq), (dim,), (dim, dim),
+              (dim, dim), (dim, dim), (dim, dim), (dim,), (dim, ffn), (dim, ffn), (ffn, dim)]
+    col, row = P(None, tp), P(tp, None)
+    in_specs = (P(), P(), P(), P(), P(), col, col, col, row, P(), col, col, row)
+    return block, tuple(jax.ShapeDtypeStruct(s, f32) for s in shapes), in_specs, P()

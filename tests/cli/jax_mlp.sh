@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# jax_mlp: JAX programs captured as XLA HLO (`graphguard-capture jax`, gg_capture/jax_capture.py)
+# and verified end to end on 2 CPU host devices:
+#   1. gg_capture.jax_models:mlp, a Megatron-style TP MLP under jax.jit shardings (x replicated,
+#      w1/b1 column-sharded, w2 row-sharded, output replicated): S = the jitted function on one
+#      device, D = the module after XLA's SPMD partitioner, the spec from the PartitionSpecs
+#      (inputs named by jax's argument names): verify REFINES; the HLO keeps jax's source lines;
+#   2. jax.grad of it (--grad, tanh activation): REFINES;
+#   2b. its sequence-parallel form (mlp_sp) on 4 devices: REFINES;
+#   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES;
+#   3. the same MLP with jax.shard_map and an explicit psum over 'tp': REFINES;
+#   4. its bug, the psum over the wrong (size-1) mesh axis 'dp': never REFINES;
+#   5. a malformed --mesh: exit 2 with the message.
+# Before that, without jax: the modules of step 1 as checked in (tests/data/hlo/jax_mlp_*.hlo,
+# jax 0.10.2) REFINES, and the same D with its all-reduce removed never REFINES.
+# Steps 1-5 skip (exit 0, say SKIP) when .venv has no jax (laptop mode).
+# Usage: jax_mlp.sh <graphguard> <repo root>
+set -euo pipefail
+GG=$1 ROOT=$2
+PY=$ROOT/.venv/bin/python
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+D="$ROOT/tests/data/hlo"
+
+"$GG" verify --seq "$D/jax_mlp_seq.hlo" --dist "$D/jax_mlp_tp2.hlo" --relations "$D/jax_mlp.rel" \
+  --no-timing --no-numeric >"$TMP/out" 2>&1 || fail "checked-in modules: $(cat "$TMP/out")"
+head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "checked-in modules: $(head -1 "$TMP/out")"
+# The ROOT all-reduce dropped: each rank returns its partial product.
+sed -e 's/^  ROOT %all-reduce = .*$/  ROOT %copy.out = f32[8,16]{1,0} copy(%dot.1)/' \
+  "$D/jax_mlp_tp2.hlo" >"$TMP/no_allreduce.hlo"
+! grep -q all-reduce "$TMP/no_allreduce.hlo" || fail "the all-reduce was not removed"
+code=0
+"$GG" verify --seq "$D/jax_mlp_seq.hlo" --dist "$TMP/no_allreduce.hlo" --relations \
+  "$D/jax_mlp.rel" --no-timing --no-numeric >"$TMP/out" 2>&1 || code=$?
+[[ $code -eq 1 || $code -eq 3 ]] || fail "no all-reduce: exit $code: $(cat "$TMP/out")"
+if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "no all-reduce verified as REFINES"; fi
+
+if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
+  echo "jax_mlp: SKIP capture: no .venv with jax (run scripts/setup.sh); checked-in modules ok"
+  exit 0
+fi
+capture() {  # capture <out dir> <args...>
+  local out=$1
+  shift
+  "$PY" -m gg_capture jax "$@" -o "$TMP/$out" >"$TMP/cap.out" 2>&1 ||
+    fail "capture $*: $(cat "$TMP/cap.out")"
+}
+verify() {  # verify <dir>: prints the exit code; the report in $TMP/out
+  local code=0
+  "$GG" verify --seq "$TMP/$1/seq.hlo" --dist "$TMP/$1/dist.hlo" --relations "$TMP/$1/spec.rel" \
+    --no-timing --no-numeric >"$TMP/out" 2>"$TMP/err" || code=$?
+  echo "$code"
+}
+refines() {  # refines <dir>
+  local code
+  code=$(verify "$1")
+  [[ $code -eq 0 ]] || fail "$1: exit $code: $(cat "$TMP/err" "$TMP/out" "$TMP/$1/spec.rel")"
+  head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "$1: $(head -1 "$TMP/out")"
+}
+
+capture mlp gg_capture.jax_models:mlp --mesh tp=2
+grep -q '^input "w1" = shard(1)$' "$TMP/mlp/spec.rel" || fail "spec: $(cat "$TMP/mlp/spec.rel")"
+grep -q '^output #0 = replicate$' "$TMP/mlp/spec.rel" || fail "spec: $(cat "$TMP/mlp/spec.rel")"
+grep -q 'all-reduce' "$TMP/mlp/dist.hlo" || fail "D has no all-reduce: $(cat "$TMP/mlp/dist.hlo")"
+refines mlp
+# jax's metadata gives the user's file and line (gg_capture/jax_models.py, the matmuls).
+"$GG" stats "$TMP/mlp/dist.hlo" >"$TMP/stats" 2>&1 || fail "stats: $(cat "$TMP/stats")"
+grep -q '^program: 2 ranks' "$TMP/stats" || fail "stats: $(cat "$TMP/stats")"
+"$GG" import "$TMP/mlp/seq.hlo" -o "$TMP/seq.json" || fail "import"
+grep -q 'jax_models.py' "$TMP/seq.json" || fail "no source location in the imported S"
+
+# tanh: the relu gradient compares (aten::eq.Tensor), which the tensor language cannot lower yet
+capture grad gg_capture.jax_models:mlp --mesh tp=2 --grad --set activation=tanh
+refines grad
+
+# Sequence parallel on 4 devices: x's rows all-gathered, the output cut per device by
+# partition-id (a table of offsets and a dynamic-slice, folded to each rank's slice).
+capture sp4 gg_capture.jax_models:mlp_sp --mesh tp=4
+grep -q 'partition-id' "$TMP/sp4/dist.hlo" || fail "sp4: D does not slice by partition-id"
+refines sp4
+
+# The Llama-style block (RMSNorm, rotary attention with an additive causal mask, SwiGLU).
+capture llama gg_capture.jax_models:llama_block --mesh tp=2
+refines llama
+
+capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2
+refines smap
+
+# psum over 'dp' (size 1): each device keeps its partial sum; never REFINES.
+capture smap_bug gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2 --set psum_axis=dp
+code=$(verify smap_bug)
+[[ $code -eq 1 || $code -eq 3 ]] || fail "wrong psum axis: exit $code: $(cat "$TMP/err" "$TMP/out")"
+if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "wrong psum axis verified as REFINES"; fi
+echo "jax_mlp: wrong psum axis: $(head -1 "$TMP/out")"
+
+code=0; "$PY" -m gg_capture jax gg_capture.jax_models:mlp --mesh tp -o "$TMP/x" \
+  >"$TMP/cap.out" 2>&1 || code=$?
+[[ $code -eq 2 ]] || fail "bad --mesh: exit $code"
+grep -q "write AXIS=SIZE" "$TMP/cap.out" || fail "bad --mesh: $(cat "$TMP/cap.out")"
+echo "jax_mlp: ok"
