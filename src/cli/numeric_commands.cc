@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/budget_fit.h"
 #include "cli/runtime_plugin.h"
 #include "cli/verify_command.h"
 #include "frontend/auto_resize.h"
@@ -143,25 +144,11 @@ void FitCheckToBudget(const ParsedCommand& command, const symbolic::RelationSpec
   auto validate = [&](const ir::Graph& s, const ir::Program& d) {
     symbolic::EvaluateSpec(spec, s, d);
   };
-  frontend::AutoResize fit =
-      frontend::FitMemoryBudget(setup->s_graph, setup->d_program, budget, estimate, validate);
-  if (!fit.needed) return;
-  if (!fit.fits) {
-    throw UsageError("the check does not fit the memory budget: " + fit.note +
-                     " (give a larger --memory-budget, or --resize)");
-  }
-  setup->s_graph = std::move(fit.s_graph);
-  setup->d_program = std::move(fit.d_program);
-  setup->relations = symbolic::EvaluateSpec(spec, setup->s_graph, setup->d_program);
   runtime::CheckRunInfo& info = setup->info;
-  // The maps applied on top of any --resize (whose extents they then name at their new sizes).
-  auto join = [](const std::string& given, const frontend::ResizeMap& map) {
-    return given.empty() ? frontend::ResizeMapText(map)
-                         : given + " then " + frontend::ResizeMapText(map);
-  };
-  info.resize = join(info.resize, fit.s_map);
-  info.resize_dist = join(info.resize_dist, fit.d_map);
-  info.memory = fit.note;
+  info.memory = FitToMemoryBudget("the check", budget, estimate, validate, &setup->s_graph,
+                                  &setup->d_program, &info.resize, &info.resize_dist);
+  if (info.memory.empty()) return;
+  setup->relations = symbolic::EvaluateSpec(spec, setup->s_graph, setup->d_program);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ int ReportCheck(const ParsedCommand& command, const CheckSetup& setup,
 void SetDistributedCheckRunner(CommandHandler runner);
 
 // `infer-relations --seq FILE --dist DIR|FILE... -o SPEC [--seed N] [--resize MAP]
-// [--resize-dist MAP]`: exit 0 spec written, 3 written with an input left unresolved, 2 bad input.
+// [--resize-dist MAP] [--memory-budget SIZE]`: exit 0 spec written, 3 written with an input left
+// unresolved, 2 bad input (also when no sizes fit the memory budget).
 Command InferRelationsCommand();
 
 // Every numeric command, in --help order.

@@ -2,6 +2,7 @@
 // that a user reviews instead of writing one by hand. One entry of the numeric command table.
 #include <sstream>
 
+#include "cli/budget_fit.h"
 #include "cli/numeric_commands.h"
 #include "cli/runtime_plugin.h"
 #include "cli/verify_command.h"
@@ -37,6 +38,9 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
     }
   }
 
+  // Options are checked before any work.
+  const uint64_t budget = MemoryBudget(command);
+
   ir::Graph s_graph = frontend::LoadGraph(seq);
   ir::Program d_program = frontend::LoadProgram(dist);
   ir::Graph run_s = s_graph;
@@ -44,7 +48,19 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
   std::string s_map, d_map;
   ApplyResize(command, &run_s, &run_d, &s_map, &d_map);
   RequireStaticShapes(run_s, run_d, "infer-relations");
+  // Over the budget, the runs take smaller sizes still (on top of --resize); the spec and hints
+  // are written for the loaded graphs, leaving out what holds at the run's sizes only.
+  const std::string memory = FitToMemoryBudget(
+      "infer-relations", budget,
+      [&](const ir::Graph& s, const ir::Program& d) {
+        return runtime::EstimateInferMemory(s, d, options);
+      },
+      [&](const ir::Graph& s, const ir::Program& d) {
+        runtime::CheckResizedLayouts(s_graph, d_program, s, d);
+      },
+      &run_s, &run_d, &s_map, &d_map);
   options.resize_text = s_map == d_map || d_map.empty() ? s_map : "S " + s_map + ", D " + d_map;
+  options.memory_note = memory;
 
   runtime::InferResult result = runtime::InferRelations(s_graph, d_program, run_s, run_d, options);
   WriteOutput(output, result.spec_text, out);
@@ -54,6 +70,7 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
         "(infer-relations, seed " +
         std::to_string(options.seed) +
         (options.resize_text.empty() ? "" : ", resized " + options.resize_text) + ") for " + seq +
+        (memory.empty() ? "" : ".\nMemory: " + memory) +
         ".\nNot proofs: 'graphguard verify --hints FILE' tries them first and proves each.\n" +
         std::to_string(result.hints.count()) + " hints for " +
         std::to_string(result.hints.by_tensor.size()) + " S tensors; " +
@@ -65,6 +82,7 @@ int RunInferRelations(const ParsedCommand& command, std::ostream& out) {
     out << "wrote " << output << ": " << result.matched << " of " << result.s_tensors
         << " S tensors matched, " << result.executions << " D run"
         << (result.executions == 1 ? "" : "s") << "\n";
+    if (!memory.empty()) out << "  memory: " << memory << "\n";
     for (const std::string& note : result.notes) out << "  chosen: " << note << "\n";
     if (options.hints && hints_path != "-") {
       out << "wrote " << hints_path << ": " << result.hints.count() << " hints for "

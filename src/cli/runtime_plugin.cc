@@ -57,6 +57,10 @@ const char kInferHelp[] =
     "--hints-out FILE also writes every D expression that matched an S tensor, as hints for\n"
     "'graphguard verify --hints FILE' (tried first, still proved); matches whose sizes are the\n"
     "resized run's and not the given graphs' are left out.\n"
+    "When the runs' estimated peak memory is over --memory-budget (default half of\n"
+    "MemAvailable) they take sizes reduced to fit, on top of --resize, which the spec's\n"
+    "header and the summary name with the reason; when no sizes fit, nothing runs (exit 2,\n"
+    "naming the budget).\n"
     "Exit codes: 0 spec written, 3 written but some input has no relation (a comment says which),\n"
     "2 bad input or usage.";
 
@@ -132,6 +136,7 @@ CommandSpec InferRelationsSpec() {
               "also write the fingerprint matches as hints for verify --hints; '-': stdout"),
       });
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
+  spec.options.push_back(MemoryBudgetOption());
   spec.description = kInferHelp;
   return spec;
 }

@@ -541,6 +541,43 @@ std::string SpecExpression(const std::string& rel_text) {
   return out;
 }
 
+// What fingerprinting a graph's computed values costs (ComputedValueObserver's selection).
+struct FingerprintCost {
+  uint64_t table = 0;         // bytes of the fingerprints kept
+  uint64_t largest_copy = 0;  // the float64 copy of the largest value fingerprinted
+};
+
+FingerprintCost FingerprintCostOf(const ir::Graph& graph, const InferOptions& options) {
+  std::set<ir::TensorRef> returned;
+  for (const ir::Value& v : graph.outputs) {
+    if (v.is_tensor()) returned.insert(v.as_tensor());
+  }
+  FingerprintCost cost;
+  const uint64_t per_slice = static_cast<uint64_t>(options.fingerprint.projections + 1) *
+                             sizeof(double);  // projections and the sum of squares
+  for (size_t id = 0; id < graph.nodes.size(); ++id) {
+    const ir::Node& node = graph.nodes[id];
+    if (node.kind != ir::NodeKind::kOperator) continue;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (!node.outputs[k].type) continue;
+      uint64_t elements = 1, slices = 1;  // the whole tensor is one slice
+      for (const ir::Dim& d : node.outputs[k].type->shape) {
+        int64_t extent = d.is_static() ? d.value() : 1;
+        elements *= static_cast<uint64_t>(std::max<int64_t>(extent, 0));
+        if (extent != 1) slices += static_cast<uint64_t>(std::max<int64_t>(extent, 0));
+      }
+      ir::TensorRef ref{static_cast<ir::NodeId>(id), static_cast<int32_t>(k)};
+      if (elements > static_cast<uint64_t>(options.max_fingerprint_elements) &&
+          !returned.count(ref)) {
+        continue;
+      }
+      cost.table += slices * per_slice;
+      cost.largest_copy = std::max(cost.largest_copy, elements * sizeof(double));
+    }
+  }
+  return cost;
+}
+
 }  // namespace
 
 InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_program,
@@ -770,6 +807,9 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
       << "// Assumed: dropout is off (masks are not related); graph constants the capture omits\n"
       << "// are 0 (the `constant` line below); a match on one random draw is evidence, not\n"
       << "// proof: `graphguard verify` proves the spec, `graphguard check` re-tests it.\n";
+  if (!options.memory_note.empty()) {
+    out << "// Memory: " << options.memory_note << " (--memory-budget).\n";
+  }
   for (const std::string& note : result.notes) out << "// chosen: " << note << "\n";
   out << "\n";
   for (size_t i = 0; i < n_inputs; ++i) {
@@ -836,6 +876,48 @@ InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_progra
   }
   result.spec_text = out.str();
   return result;
+}
+
+frontend::MemoryEstimate EstimateInferMemory(const ir::Graph& run_s, const ir::Program& run_d,
+                                             const InferOptions& options) {
+  // No comparison and no kept D tensor: matching reads fingerprints only.
+  frontend::MemoryEstimate estimate = frontend::EstimateCheckMemory(run_s, run_d, {});
+  FingerprintCost s = FingerprintCostOf(run_s, options), d;
+  for (const ir::Graph& rank : run_d.ranks) {
+    FingerprintCost r = FingerprintCostOf(rank, options);
+    d.table += r.table;
+    d.largest_copy = std::max(d.largest_copy, r.largest_copy);
+  }
+  estimate.s_run += 2 * s.table + s.largest_copy;
+  estimate.d_run += s.table + 2 * d.table + d.largest_copy;
+  estimate.peak = estimate.inputs + std::max(estimate.s_run, estimate.d_run);
+  return estimate;
+}
+
+void CheckResizedLayouts(const ir::Graph& s_graph, const ir::Program& d_program,
+                         const ir::Graph& run_s, const ir::Program& run_d) {
+  for (size_t i = 0; i < s_graph.inputs.size() && i < run_s.inputs.size(); ++i) {
+    const ir::Node& input = run_s.node(run_s.inputs[i]);
+    std::string unused;
+    for (const InputPattern& pattern : CandidatePatterns(s_graph, d_program, i, &unused)) {
+      auto refuse = [&](const std::string& why) {
+        throw InputError(s_graph.file, s_graph.node(s_graph.inputs[i]).def_line,
+                         "input " + input.name + "'s candidate layout " + pattern.Key() +
+                             " does not fit the resized sizes (" + why + ")");
+      };
+      Instance instance = Instantiate(pattern, run_s, run_d, i);
+      if (instance.exprs.empty()) refuse("its blocks no longer divide");
+      for (const RelExpr& expr : instance.exprs) {
+        std::string why;
+        std::optional<ir::TensorType> type = symbolic::InferRelType(expr, run_d, &why);
+        if (!type) refuse(why);
+        if (type->shape != input.type().shape) {
+          refuse(expr.ToString() + " is " + type->ToString() + ", the input " +
+                 input.type().ToString());
+        }
+      }
+    }
+  }
 }
 
 }  // namespace gg::runtime

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/memory_estimate.h"
 #include "ir/graph.h"
 #include "ir/program.h"
 #include "runtime/fingerprint.h"
@@ -46,6 +47,9 @@ struct InferOptions {
   std::vector<int64_t> outputs;
   std::string resize_text;  // for the spec's banner ("8=1,12288=1536"), empty when not resized
   std::string s_origin;     // for the banner: S's file
+  // For the banner: why the runs were resized, when --memory-budget chose the sizes
+  // (frontend::AutoResize::note); empty otherwise.
+  std::string memory_note;
   // Also collect hints for verify (InferResult::hints).
   bool hints = false;
 };
@@ -76,5 +80,20 @@ struct InferResult {
 InferResult InferRelations(const ir::Graph& s_graph, const ir::Program& d_program,
                            const ir::Graph& run_s, const ir::Program& run_d,
                            const InferOptions& options = {});
+
+// The peak memory of InferRelations executing `run_s` and `run_d`, before anything runs (for
+// --memory-budget, frontend/auto_resize.h): frontend::EstimateCheckMemory's model of a run that
+// compares nothing (S's and D's inputs; S's plain and perturbed runs, or one D run), plus the
+// fingerprints: the tables held at once (S's with the perturbed run's, or S's with the best and
+// the current D run's) and the float64 copy of the value being fingerprinted.
+frontend::MemoryEstimate EstimateInferMemory(const ir::Graph& run_s, const ir::Program& run_d,
+                                             const InferOptions& options = {});
+
+// Throws gg::InputError (S's file, the input's line) when a candidate layout of an S input,
+// found on `s_graph` and `d_program`, no longer instantiates on the resized `run_s` and `run_d`
+// as a relation of S's resized type: the runs would then not test the layouts the spec is
+// chosen from (a fused block that no longer divides, a shard that no longer adds up).
+void CheckResizedLayouts(const ir::Graph& s_graph, const ir::Program& d_program,
+                         const ir::Graph& run_s, const ir::Program& run_d);
 
 }  // namespace gg::runtime
