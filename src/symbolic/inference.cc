@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <unordered_set>
 #include <variant>
@@ -551,7 +552,8 @@ class Verifier {
       if (open.empty()) return;
       std::vector<Prepared> round(open.size());
       std::vector<size_t> to_solve;
-      std::unordered_set<std::string> keys;  // problems of this round already to be solved
+      // Problems of this round already to be solved (views of their keys in `round`).
+      std::unordered_set<std::string_view> keys;
       for (size_t i = 0; i < open.size(); ++i) {
         auto start = Clock::now();
         round[i] = Prepare(*open[i]);
@@ -578,7 +580,7 @@ class Verifier {
         if (!p.attempt.blocked) p.attempt = Finish(p, s);
         s.seconds += solve_seconds[i] + Seconds(start);
         Advance(s, std::move(p.attempt));
-        round[i].local.reset();
+        p.local.reset();
       }
     }
   }
