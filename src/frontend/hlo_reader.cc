@@ -1059,6 +1059,122 @@ class Builder {
     return v;
   }
 
+  static bool IsCollectiveOpcode(const std::string& op) {
+    static const std::set<std::string> kCollectives = {
+        "all-reduce",        "all-gather",         "reduce-scatter",      "all-to-all",
+        "ragged-all-to-all", "collective-permute", "collective-broadcast"};
+    if (kCollectives.count(op)) return true;
+    const size_t dash = op.rfind('-');
+    return dash != std::string::npos && op.substr(dash) == "-start" &&
+           kCollectives.count(op.substr(0, dash));
+  }
+
+  static std::string ShapeText(const HloShape& s) {
+    if (s.tuple) {
+      std::string out = "(";
+      for (size_t k = 0; k < s.elems.size(); ++k) out += (k ? "," : "") + ShapeText(s.elems[k]);
+      return out + ")";
+    }
+    std::string out = s.is_unsigned ? "unsigned:" : "";
+    if (!s.unsupported.empty()) out += s.unsupported + ":";
+    return out + s.type.ToString();
+  }
+
+  // An attribute's text, each computation it names (sort's comparator, scatter's combiner,
+  // reduce-window's reducer, a while's body) replaced by that computation's text: an opaque
+  // node's signature must say what it computes, so two sorts whose comparators are named alike
+  // (jax's %region_0.5 in S and in D) but differ are not congruent.
+  std::string AttrText(const std::vector<Tok>& toks, int depth) const {
+    std::vector<Tok> named = toks;
+    for (Tok& t : named) {
+      if (t.kind == Tok::kIdent && computations_.count(StripPercent(t.text))) {
+        t.text = ComputationText(StripPercent(t.text), depth);
+      }
+    }
+    return TokText(named);
+  }
+
+  // A computation's instructions, names replaced by their positions (so the text does not
+  // depend on how the printer named them). A text over 64 KiB (a while body holding a model) is
+  // the computation's place in the file instead: equal only to itself, which is sound.
+  std::string ComputationText(const std::string& name, int depth) const {
+    if (auto cached = computation_texts_.find(name); cached != computation_texts_.end()) {
+      return cached->second;
+    }
+    const Computation& c = *computations_.at(name);
+    if (depth > 16) {
+      throw InputError(file_, c.line,
+                       "computation '" + name + "' calls computations more than 16 deep");
+    }
+    const Instr* root = &c.instrs.back();
+    for (const Instr& i : c.instrs) {
+      if (i.root) root = &i;
+    }
+    std::map<std::string, size_t> index;
+    std::string s = "{";
+    for (size_t k = 0; k < c.instrs.size() && s.size() <= (size_t{1} << 16); ++k) {
+      const Instr& i = c.instrs[k];
+      s += std::string(&i == root ? "ROOT #" : "#") + std::to_string(k) + "=" + ShapeText(i.shape) +
+           " " + i.opcode + "(";
+      for (size_t o = 0; o < i.operands.size(); ++o) {
+        const Tok& last = i.operands[o].back();
+        auto local = index.find(StripPercent(last.text));
+        s += o ? "," : "";
+        s += last.kind == Tok::kIdent && local != index.end() ? "#" + std::to_string(local->second)
+                                                              : TokText(i.operands[o]);
+      }
+      s += ")";
+      for (const auto& [key, attr] : i.attrs) {
+        if (key == "metadata" || key == "sharding") continue;
+        s += "," + key + "=" + AttrText(attr.value, depth + 1);
+      }
+      s += ";";
+      index[i.hlo_name] = k;
+    }
+    s += "}";
+    if (s.size() > (size_t{1} << 16)) s = "%" + name + "@" + file_ + ":" + std::to_string(c.line);
+    computation_texts_[name] = s;
+    return s;
+  }
+
+  // What the computations an instruction's attributes name (a while's body, a conditional's
+  // branches, transitively) hold that its text does not say: kRankDependent (a collective,
+  // partition-id, replica-id) and kRandom (rng*), so an opaque caller is tagged as they are.
+  enum CalleeFlag : int { kRankDependent = 1, kRandom = 2 };
+  int CalleeFlags(const Instr& in, int depth = 0) const {
+    int flags = 0;
+    for (const auto& [key, attr] : in.attrs) {
+      if (key == "metadata" || key == "sharding") continue;
+      for (const Tok& t : attr.value) {
+        if (t.kind != Tok::kIdent) continue;
+        const std::string name = StripPercent(t.text);
+        auto c = computations_.find(name);
+        if (c == computations_.end()) continue;
+        auto cached = callee_flags_.find(name);
+        if (cached != callee_flags_.end()) {
+          flags |= cached->second;
+          continue;
+        }
+        if (depth > 16) {
+          throw InputError(file_, c->second->line,
+                           "computation '" + name + "' calls computations more than 16 deep");
+        }
+        int own = 0;
+        for (const Instr& i : c->second->instrs) {
+          if (IsCollectiveOpcode(i.opcode) || i.opcode == "partition-id" ||
+              i.opcode == "replica-id") {
+            own |= kRankDependent;
+          }
+          if (i.opcode.rfind("rng", 0) == 0) own |= kRandom;
+          own |= CalleeFlags(i, depth + 1);
+        }
+        callee_flags_[name] = own;
+        flags |= own;
+      }
+    }
+    return flags;
+  }
+
   // An instruction GraphGuard gives no meaning: hlo::<opcode>, its operands and attributes as
   // arguments, typed from its shape.
   HVal Opaque(const Instr& in) {
@@ -1082,13 +1198,23 @@ class Builder {
     }
     for (const auto& [key, attr] : in.attrs) {
       if (key == "metadata" || key == "sharding") continue;  // annotations: values unchanged
-      node.kwargs.push_back({key, ir::Value(TokText(attr.value))});
+      node.kwargs.push_back({key, ir::Value(AttrText(attr.value, 0))});
     }
     // Values that differ per rank or per draw must never be congruent across ranks or graphs.
     if (in.opcode == "partition-id" || in.opcode == "replica-id") {
       node.kwargs.push_back({"rank", ir::Value(static_cast<int64_t>(rank_))});
     }
-    if (in.opcode.rfind("rng", 0) == 0) {
+    // A collective's result is a function of its group's operands, not of this rank's alone (a
+    // collective-permute's is its source's; an all-to-all's differs per member): two ranks' (or
+    // a one-device S's and a rank's) calls on equal operands may differ, so they are never
+    // congruent across ranks or rank counts.
+    // A while or conditional running collectives (or drawing) in its body is tagged alike.
+    const int callees = CalleeFlags(in);
+    if (IsCollectiveOpcode(in.opcode) || (callees & kRankDependent)) {
+      node.kwargs.push_back({"rank", ir::Value(static_cast<int64_t>(rank_))});
+      node.kwargs.push_back({"world", ir::Value(static_cast<int64_t>(world_))});
+    }
+    if (in.opcode.rfind("rng", 0) == 0 || (callees & kRandom)) {
       node.kwargs.push_back(
           {"draw", ir::Value(file_ + ":" + std::to_string(in.line) + "@" + std::to_string(rank_))});
     }
@@ -1525,8 +1651,91 @@ class Builder {
     return !groups.empty();
   }
 
+  // all-to-all of one array: its dimensions={d}, which must keep the operand's shape.
+  int64_t AllToAllDim(const Instr& in) const {
+    const std::vector<int64_t> dims = IntList(in, "dimensions", true);
+    const ir::TensorType out = TensorTypeOf(in);
+    const int64_t rank = static_cast<int64_t>(out.shape.size());
+    if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank) {
+      throw InputError(file_, FindAttr(in, "dimensions")->line,
+                       "'" + in.hlo_name + "' (all-to-all): dimensions= must name one dimension " +
+                           "of the operand (0.." + std::to_string(rank - 1) +
+                           "), the one it splits and concatenates: dimensions={0}");
+    }
+    if (OperandType(in, 0) != out) {
+      Fail(in, "an all-to-all keeps its operand's shape, but the operand is " +
+                   OperandType(in, 0).ToString() + " and the result " + out.ToString());
+    }
+    return dims[0];
+  }
+
+  // all-to-all of n operands (XLA's decomposed form, in compiled modules): member i's operand j
+  // goes to member j, where it is element i of the result. The operands concatenated on dim 0
+  // (each a 1-row block when scalars), all_to_all_single's equal-split exchange, element i the
+  // i-th block of what arrives.
+  HVal AllToAllTuple(const Instr& in) {
+    const size_t n = in.operands.size();
+    if (n == 0 || in.shape.elems.size() != n) {
+      Fail(in, "a tuple all-to-all has one result element per operand");
+    }
+    std::vector<ir::TensorRef> parts;
+    for (size_t i = 0; i < n; ++i) parts.push_back(OperandRef(in, i));
+    const ir::TensorType piece = graph_.type(parts[0]);
+    for (size_t i = 0; i < n; ++i) {
+      const HloShape& e = in.shape.elems[i];
+      if (e.tuple || !e.unsupported.empty() || graph_.type(parts[i]) != piece || e.type != piece) {
+        return Opaque(in);  // operands of several shapes: not an equal-split exchange
+      }
+    }
+    HVal result;
+    result.tuple = true;
+    if (SingletonGroups(in)) {
+      if (n != 1) Fail(in, "groups of one member exchange one operand, not " + std::to_string(n));
+      result.elems.push_back(
+          One(Emit(in, in.hlo_name + "_0", "aten::alias", {parts[0]}, {}, piece)));
+      return result;
+    }
+    if (!IdsAreRanks(in)) return Opaque(in);
+    bool ascending = true;
+    const std::string group = GroupOf(in, &ascending);
+    if (groups_.at(group).size() != n) {
+      Fail(in, "exchanges " + std::to_string(n) + " operands in a group of " +
+                   std::to_string(groups_.at(group).size()) + " members (one operand per member)");
+    }
+    if (!ascending) return Opaque(in);
+    const bool scalar = piece.shape.empty();
+    const int64_t rows = scalar ? 1 : piece.shape[0].value();
+    ir::Value::List blocks;
+    for (size_t i = 0; i < n; ++i) {
+      blocks.emplace_back(scalar ? Emit(in, in.hlo_name + "_row" + std::to_string(i),
+                                        "aten::reshape", {parts[i], Ints({1})}, {}, std::nullopt)
+                                 : parts[i]);
+    }
+    const ir::TensorRef joined = Emit(in, in.hlo_name + "_cat", "aten::cat",
+                                      {ir::Value(std::move(blocks)), int64_t{0}}, {}, std::nullopt);
+    const ir::TensorType& whole = graph_.type(joined);
+    const ir::TensorRef started =
+        Emit(in, in.hlo_name + "_start", "_c10d_functional::all_to_all_single",
+             {joined, ir::Value(ir::None{}), ir::Value(ir::None{}), group}, {}, whole);
+    const ir::TensorRef arrived =
+        Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, whole);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string name = in.hlo_name + "_" + std::to_string(i);
+      const int64_t start = static_cast<int64_t>(i) * rows;
+      ir::TensorRef block = Emit(in, scalar ? name + "_row" : name, "aten::slice.Tensor",
+                                 {arrived, int64_t{0}, start, start + rows, int64_t{1}}, {},
+                                 scalar ? std::nullopt : std::optional(piece));
+      if (scalar) block = Emit(in, name, "aten::reshape", {block, Ints({})}, {}, piece);
+      result.elems.push_back(One(block));
+    }
+    return result;
+  }
+
   HVal Collective(const Instr& in) {
+    if (in.opcode == "all-to-all" && in.shape.tuple) return AllToAllTuple(in);
     if (in.operands.size() != 1 || in.shape.tuple) return Opaque(in);  // tuple collectives
+    std::optional<int64_t> exchanged;  // all-to-all: the split (and concat) dimension
+    if (in.opcode == "all-to-all") exchanged = AllToAllDim(in);
     if (SingletonGroups(in) && OperandType(in, 0) == TensorTypeOf(in) &&
         (in.opcode != "all-reduce" || ReducerOf(in) != Reducer::kNone)) {
       return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
@@ -1549,6 +1758,30 @@ class Builder {
       if (!op) return Opaque(in);
       started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_reduce",
                      {x, std::string(op), group}, {}, out);
+    } else if (exchanged) {
+      // Member i's block j goes to member j, which concatenates the blocks in member order: in
+      // rank order, all_to_all_single's equal-split exchange along dim 0; another dimension is
+      // swapped with dim 0 for it and back after (a transpose, whose lemmas move concats and
+      // slices, and which undoes itself).
+      if (!ascending) return Opaque(in);
+      const int64_t d = *exchanged;
+      if (out.shape[d].value() % size != 0) {
+        Fail(in, "dimension " + std::to_string(d) + " (" + std::to_string(out.shape[d].value()) +
+                     ") does not split into the group's " + std::to_string(size) + " members");
+      }
+      if (d != 0) {
+        x = Emit(in, in.hlo_name + "_swap", "aten::transpose.int", {x, int64_t{0}, d}, {},
+                 std::nullopt);
+      }
+      const ir::TensorType& moved = graph_.type(x);
+      started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_to_all_single",
+                     {x, ir::Value(ir::None{}), ir::Value(ir::None{}), group}, {}, moved);
+      if (d == 0) {
+        return One(Emit(in, in.hlo_name, "_c10d_functional::wait_tensor", {started}, {}, out));
+      }
+      const ir::TensorRef waited =
+          Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
+      return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
     } else {
       // Along dim 0 and in rank order only: the registry's collectives gather and scatter so.
       if (IntList(in, "dimensions", true) != std::vector<int64_t>{0} || !ascending) {
@@ -1927,6 +2160,213 @@ class Builder {
                     {ir::Value(std::move(pieces)), static_cast<int64_t>(d)}, {}, out));
   }
 
+  // padding=low_high[_interior]x...: one [low, high, interior] per dimension.
+  std::vector<std::array<int64_t, 3>> PaddingConfig(const Instr& in, size_t rank) const {
+    const Attr* a = FindAttr(in, "padding");
+    if (!a) {
+      if (rank == 0) return {};
+      Fail(in, "needs padding=low_high[_interior]x... (one entry per dimension: padding=0_0x1_2)");
+    }
+    std::string text;
+    for (const Tok& t : a->value) text += t.text;
+    auto bad = [&](const std::string& problem) {
+      throw InputError(file_, a->line,
+                       "'" + in.hlo_name + "' (pad): padding=" + text + ": " + problem +
+                           " (expected low_high or low_high_interior per dimension, joined by "
+                           "x: padding=0_0x1_2)");
+    };
+    std::vector<std::array<int64_t, 3>> config;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find('x', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string entry = text.substr(start, end - start);
+      std::array<int64_t, 3> c{0, 0, 0};
+      size_t parts = 0, from = 0;
+      while (from <= entry.size()) {
+        size_t to = entry.find('_', from);
+        if (to == std::string::npos) to = entry.size();
+        const std::string part = entry.substr(from, to - from);
+        const size_t digits = !part.empty() && part[0] == '-' ? 1 : 0;
+        if (part.size() <= digits || part.size() > 15 ||
+            part.find_first_not_of("0123456789", digits) != std::string::npos) {
+          bad("'" + part + "' is not an integer");
+        }
+        if (parts >= 3) bad("an entry has more than three numbers");
+        c[parts++] = std::stoll(part);
+        from = to + 1;
+      }
+      if (parts < 2) bad("an entry needs low_high");
+      config.push_back(c);
+      start = end + 1;
+    }
+    if (config.size() != rank) {
+      bad("has " + std::to_string(config.size()) + " entries for an operand of rank " +
+          std::to_string(rank));
+    }
+    return config;
+  }
+
+  // pad with edge padding: the operand cut where low or high is negative (aten::slice.Tensor),
+  // then on each padded dimension aten::cat(fill, x, fill), the fill an aten::full of the
+  // padding value when it is a constant, else an aten::expand of it. Interior padding (zeros
+  // between elements) is opaque.
+  HVal Pad(const Instr& in) {
+    const ir::TensorType out = TensorTypeOf(in);
+    if (in.operands.size() != 2) Fail(in, "takes two operands: the operand and the padding value");
+    ir::TensorRef x = OperandRef(in, 0);
+    const HVal& value = Operand(in, 1);
+    const ir::TensorRef value_ref = OperandRef(in, 1);
+    const ir::TensorType xt = graph_.type(x);
+    if (!graph_.type(value_ref).shape.empty() || graph_.type(value_ref).dtype != xt.dtype) {
+      Fail(in, "the padding value must be a scalar of the operand's element type " +
+                   std::string(ir::ShortName(xt.dtype)));
+    }
+    const std::vector<int64_t> dims = Sizes(xt);
+    const std::vector<std::array<int64_t, 3>> config = PaddingConfig(in, dims.size());
+    bool interior = false, identity = true, all_padding = false;
+    ir::TensorType result{xt.dtype, {}};
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const auto [low, high, inner] = config[d];
+      if (inner < 0) Fail(in, "interior padding must not be negative");
+      const int64_t n = dims[d];
+      const int64_t size = low + high + n + (n > 0 ? (n - 1) * inner : 0);
+      if (size < 0) {
+        Fail(in, "padding dimension " + std::to_string(d) + " gives a negative size " +
+                     std::to_string(size));
+      }
+      result.shape.push_back(size);
+      interior = interior || inner != 0;
+      identity = identity && low == 0 && high == 0;
+      // cuts reaching past the operand leave only padding (of the other end) on this dim
+      all_padding = all_padding || std::max<int64_t>(-low, 0) + std::max<int64_t>(-high, 0) >= n;
+    }
+    if (result != out) {
+      Fail(in,
+           "the padding gives " + result.ToString() + " but the HLO shape says " + out.ToString());
+    }
+    if (interior) return Opaque(in);
+    if (identity) return One(Emit(in, in.hlo_name, "aten::alias", {x}, {}, out));
+    // The padding value over `shape`.
+    auto fill = [&](const std::string& name, const std::vector<int64_t>& shape,
+                    const std::optional<ir::TensorType>& type) {
+      if (value.scalar) {
+        const double v = *value.scalar;
+        const ir::Value scalar = ir::IsFloatingPoint(xt.dtype) ? ir::Value(v)
+                                 : xt.dtype == ir::DType::kBool
+                                     ? ir::Value(v != 0.0)
+                                     : ir::Value(static_cast<int64_t>(v));
+        return Emit(in, name, "aten::full", {Ints(shape), scalar}, {{"dtype", ir::Value(xt.dtype)}},
+                    type);
+      }
+      return Emit(in, name, "aten::expand", {value_ref, Ints(shape)}, {}, type);
+    };
+    if (all_padding) return One(fill(in.hlo_name, Sizes(out), out));
+    // The cuts first (each within the operand: all_padding is false), then the pads.
+    std::vector<std::pair<bool, size_t>> steps;  // (cut, dim)
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (config[d][0] < 0 || config[d][1] < 0) steps.emplace_back(true, d);
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (config[d][0] > 0 || config[d][1] > 0) steps.emplace_back(false, d);
+    }
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const auto [cut, d] = steps[k];
+      const bool last = k + 1 == steps.size();
+      const std::string name =
+          last ? in.hlo_name : in.hlo_name + (cut ? "_cut" : "_pad") + std::to_string(d);
+      const std::optional<ir::TensorType> type = last ? std::optional(out) : std::nullopt;
+      const int64_t low = config[d][0], high = config[d][1];
+      if (cut) {
+        const int64_t n = graph_.type(x).shape[d].value();
+        x = Emit(in, name, "aten::slice.Tensor",
+                 {x, static_cast<int64_t>(d), std::max<int64_t>(-low, 0),
+                  n - std::max<int64_t>(-high, 0), int64_t{1}},
+                 {}, type);
+        continue;
+      }
+      std::vector<int64_t> shape = Sizes(graph_.type(x));
+      ir::Value::List pieces;
+      if (low > 0) {
+        shape[d] = low;
+        pieces.emplace_back(fill(in.hlo_name + "_low" + std::to_string(d), shape, std::nullopt));
+      }
+      pieces.emplace_back(x);
+      if (high > 0) {
+        shape[d] = high;
+        pieces.emplace_back(fill(in.hlo_name + "_high" + std::to_string(d), shape, std::nullopt));
+      }
+      x = Emit(in, name, "aten::cat", {ir::Value(std::move(pieces)), static_cast<int64_t>(d)}, {},
+               type);
+    }
+    return One(x);
+  }
+
+  // sort, gather, scatter, reduce-window and collective-permute load opaque, but their
+  // attributes are checked, so a malformed module is an error at its line rather than a node
+  // whose signature reads wrong text: the computations they call exist, integer lists are
+  // lists, source_target_pairs are pairs of ranks.
+  void CheckOpaqueAttrs(const Instr& in) const {
+    for (const char* key : {"to_apply", "calls", "condition", "body"}) {
+      const Attr* a = FindAttr(in, key);
+      if (!a) continue;
+      if (a->value.size() != 1 || a->value[0].kind != Tok::kIdent ||
+          !computations_.count(StripPercent(a->value[0].text))) {
+        throw InputError(file_, a->line,
+                         "'" + in.hlo_name + "' (" + in.opcode + "): " + key + "=" +
+                             TokText(a->value) +
+                             " names no computation of the module (define it, or fix the name)");
+      }
+    }
+    static const std::map<std::string, std::vector<std::string>> kLists = {
+        {"sort", {"dimensions"}},
+        {"gather",
+         {"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes",
+          "operand_batching_dims", "start_indices_batching_dims"}},
+        {"scatter",
+         {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+          "input_batching_dims", "scatter_indices_batching_dims"}},
+    };
+    if (auto it = kLists.find(in.opcode); it != kLists.end()) {
+      for (const std::string& key : it->second) (void)IntList(in, key, false);
+    }
+    if (in.opcode == "sort" || in.opcode == "scatter" || in.opcode == "reduce-window") {
+      if (!FindAttr(in, "to_apply")) Fail(in, "needs to_apply=%computation");
+    }
+    if (in.opcode == "reduce-window") {
+      const Attr* a = FindAttr(in, "window");
+      if (!a || a->value.empty() || a->value[0].text != "{") {
+        Fail(in, "needs window={size=... stride=...}");
+      }
+    }
+    if (in.opcode == "gather" || in.opcode == "scatter") {
+      const Attr* a = FindAttr(in, "index_vector_dim");
+      if (a && a->value.size() != 1) {
+        throw InputError(file_, a->line, "index_vector_dim must be one integer");
+      }
+      if (a) (void)ToInt(a->value[0], file_, "index_vector_dim");
+    }
+    if (in.opcode == "collective-permute" || in.opcode == "collective-permute-start") {
+      const Attr* a = FindAttr(in, "source_target_pairs");
+      if (!a) Fail(in, "needs source_target_pairs={{source,target},...}");
+      size_t i = 0;
+      const IntTree pairs = ParseIntTree(a->value, i, file_, "source_target_pairs");
+      std::set<int64_t> sources, targets;
+      bool ok = i == a->value.size() && pairs.ints.empty();
+      for (const IntTree& pair : pairs.groups) {
+        ok = ok && pair.groups.empty() && pair.ints.size() == 2 && pair.ints[0] >= 0 &&
+             pair.ints[1] >= 0 && sources.insert(pair.ints[0]).second &&
+             targets.insert(pair.ints[1]).second;
+      }
+      if (!ok) {
+        throw InputError(file_, a->line,
+                         "'" + in.hlo_name +
+                             "' (collective-permute): source_target_pairs must be pairs of "
+                             "device ids {{0,1},{1,0}}, each a source once and a target once");
+      }
+    }
+  }
+
   HVal LowerTyped(const Instr& in) {
     const std::string& op = in.opcode;
     if (std::optional<HVal> folded = FoldInts(in)) return *folded;
@@ -1963,7 +2403,20 @@ class Builder {
     if (op == "dynamic-slice") return DynamicSlice(in);
     if (op == "dynamic-update-slice") return DynamicUpdateSlice(in);
     if (op == "reduce") return Reduce(in);
-    if (op == "all-reduce" || op == "all-gather" || op == "reduce-scatter") return Collective(in);
+    if (op == "pad") return Pad(in);
+    if (op == "all-reduce" || op == "all-gather" || op == "reduce-scatter" || op == "all-to-all") {
+      return Collective(in);
+    }
+    static const std::set<std::string> kChecked = {"sort",
+                                                   "gather",
+                                                   "scatter",
+                                                   "reduce-window",
+                                                   "collective-permute",
+                                                   "collective-permute-start"};
+    if (kChecked.count(op)) {
+      CheckOpaqueAttrs(in);
+      return Opaque(in);
+    }
     const ir::TensorType* out =
         in.shape.tuple || !in.shape.unsupported.empty() ? nullptr : &in.shape.type;
     if (out && op == "reshape") {
@@ -1973,6 +2426,10 @@ class Builder {
     if (out && op == "bitcast" && OperandType(in, 0).dtype == out->dtype) {
       return One(
           Emit(in, in.hlo_name, "aten::reshape", {OperandRef(in, 0), Ints(Sizes(*out))}, {}, *out));
+    }
+    if (out && op == "bitcast-convert" && OperandType(in, 0) == *out) {
+      // the same element type (and so the same width and shape): the bits unchanged
+      return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, *out));
     }
     if (out && op == "transpose") {
       return One(Emit(in, in.hlo_name, "aten::permute",
@@ -2009,6 +2466,8 @@ class Builder {
   std::map<std::string, const Computation*> computations_;
   std::map<std::string, HVal> values_;
   std::set<std::string> used_names_;
+  mutable std::map<std::string, std::string> computation_texts_;  // ComputationText's, by name
+  mutable std::map<std::string, int> callee_flags_;               // CalleeFlags of a computation
   int inline_depth_ = 0;
   ir::Graph graph_;
   GroupMap groups_;

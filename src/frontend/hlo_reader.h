@@ -11,15 +11,18 @@
 // reshape and an expand), so the lowering, the lemma catalogue and the numeric runtime serve HLO
 // as they serve FX. Integer values known when the module is read (constants, partition-id as
 // the rank, arithmetic on them) are folded, so the offsets of a dynamic-slice an SPMD module
-// computes from partition-id become each rank's aten::slice. Every other instruction
-// (custom-call, sort, gather, pad, a dot of mixed precision, ...) loads as an opaque
-// `hlo::<opcode>` node typed from its result shape, its attributes kept as arguments (equal
-// only by congruence). There are no hlo:: registry entries: an instruction is an ATen operator,
-// whose kernel, lowering and lowering samples the registry already has, or opaque. Every node's
-// inferred type is checked against the HLO shape; layouts are ignored;
-// `metadata={source_file= source_line=}` (or `stack_frame_id=` into the module's stack-frame
-// tables) gives the node's source location, and an ENTRY parameter's `op_name` (jax's argument
-// name) its FQN. Errors are gg::InputError with file:line.
+// computes from partition-id become each rank's aten::slice. pad is a cat of fills around the
+// (cut) operand, all-to-all an all_to_all_single. Every other instruction (custom-call, sort,
+// gather, scatter, reduce-window, collective-permute, a dot of mixed precision, ...) loads as
+// an opaque `hlo::<opcode>` node typed from its result shape, its attributes kept as arguments
+// (the computations they name as their text), equal only by congruence; an opaque collective
+// also carries its rank, as its result is not a function of this rank's operands alone. There are
+// no hlo:: registry entries: an instruction is an ATen operator, whose kernel, lowering and
+// lowering samples the registry already has, or opaque. Every node's inferred type is checked
+// against the HLO shape; layouts are ignored; `metadata={source_file= source_line=}` (or
+// `stack_frame_id=` into the module's stack-frame tables) gives the node's source location, and an
+// ENTRY parameter's `op_name` (jax's argument name) its FQN. Errors are gg::InputError with
+// file:line.
 //
 // An SPMD module is one program for every rank: the collectives' replica_groups (the list form
 // {{0,1},{2,3}}, the iota form [2,2]<=[4], [2,2]<=[2,2]T(1,0), the mesh form

@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "frontend/loader.h"
 #include "frontend/node_check.h"
+#include "symbolic/egraph.h"
+#include "symbolic/lowering.h"
+#include "symbolic/tensor_lang.h"
 #include "util/diagnostic.h"
 #include "util/diagnostic_testutil.h"
 
@@ -534,13 +539,453 @@ TEST(HloReader, BadInputIsAnInputErrorWithTheLine) {
 
 TEST(HloReader, StrictOpsRejectsOpaqueInstructions) {
   const char* text =
-      "HloModule m\nENTRY %e {\n  %p = f32[2] parameter(0)\n  ROOT %s = f32[2] "
+      "HloModule m\n%cmp (a: f32[], b: f32[]) -> pred[] {\n  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n  ROOT %lt = pred[] compare(%a, %b), direction=LT\n}\n"
+      "ENTRY %e {\n  %p = f32[2] parameter(0)\n  ROOT %s = f32[2] "
       "sort(%p), dimensions={0}, to_apply=%cmp\n}\n";
   EXPECT_TRUE(IsOpaqueNode(NodeOf(ParseHlo(text, "o.hlo").graph, "s")));
   StrictOps strict(true);
   InputError e = ExpectInputError([&] { ParseHlo(text, "o.hlo"); });
-  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.line(), 9);
   EXPECT_NE(std::string(e.what()).find("hlo::sort"), std::string::npos) << e.what();
+}
+
+// The graph node an argument refers to.
+const ir::Node& ArgNode(const ir::Graph& g, const ir::Value& arg) {
+  return g.node(arg.as_tensor().node);
+}
+
+// Whether the lowering gives every output of `name` a term of the tensor language (no opaque
+// fallback): then the lemma catalogue reasons through it.
+bool LowersWithoutOpaque(const ir::Graph& g, const std::string& name) {
+  using namespace symbolic;  // NOLINT
+  LeafTable leaves;
+  EGraph egraph(TensorLanguage::Get().ops());
+  const TensorAnalysis& analysis = egraph.AddAnalysis(std::make_unique<TensorAnalysis>(leaves));
+  TensorClassFn leaf_of = [&](ir::TensorRef ref) {
+    TensorLeaf leaf{TensorLeaf::Side::kSeq, 0, ref, g.type(ref), g.ValueName(ref)};
+    return egraph.Add(TensorLanguage::Get().Tensor(leaves.Intern(leaf)));
+  };
+  LoweredNode lowered = LowerNode(egraph, analysis, g, g.Find(name)->node, leaf_of, "t");
+  for (size_t k = 0; k < lowered.outputs.size(); ++k) {
+    if (!lowered.outputs[k] || lowered.opaque[k]) return false;
+  }
+  return true;
+}
+
+const char* kPad = R"(HloModule p
+ENTRY %e {
+  %x = f32[4,6]{1,0} parameter(0)
+  %v = f32[] parameter(1)
+  %zero = f32[] constant(0)
+  %both = f32[7,6]{1,0} pad(%x, %zero), padding=1_2x0_0
+  %cut = f32[5,8]{1,0} pad(f32[4,6]{1,0} %x, f32[] %zero), padding=0_1x3_-1
+  %dyn = f32[4,7]{1,0} pad(%x, %v), padding=0_0x0_1
+  %gone = f32[2,6]{1,0} pad(%x, %v), padding=-5_3x0_0
+  %same = f32[4,6]{1,0} pad(%x, %zero), padding=0_0x0_0
+  %inner = f32[7,6]{1,0} pad(%x, %zero), padding=0_0_1x0_0
+  ROOT %t = (f32[7,6], f32[5,8], f32[4,7], f32[2,6], f32[4,6], f32[7,6]) tuple(%both, %cut, %dyn, %gone, %same, %inner)
+}
+)";
+
+TEST(HloReader, PadIsACatOfFillsAroundTheCutOperand) {
+  const ir::Graph g = ParseHlo(kPad, "p.hlo").graph;
+  // low 1, high 2 on dim 0: cat(full([1, 6], 0), x, full([2, 6], 0)) on dim 0.
+  const ir::Node& both = NodeOf(g, "both");
+  EXPECT_EQ(both.op.ToString(), "aten::cat");
+  EXPECT_EQ(both.type().ToString(), "f32[7, 6]");
+  EXPECT_EQ(both.args[1].as_int(), 0);
+  ASSERT_EQ(both.args[0].as_list().size(), 3u);
+  const ir::Node& low = ArgNode(g, both.args[0].as_list()[0]);
+  EXPECT_EQ(low.op.ToString(), "aten::full");
+  EXPECT_EQ(low.type().ToString(), "f32[1, 6]");
+  EXPECT_EQ(low.args[1].as_double(), 0.0);
+  EXPECT_EQ(g.ValueName(both.args[0].as_list()[1].as_tensor()), "x");
+  EXPECT_EQ(ArgNode(g, both.args[0].as_list()[2]).type().ToString(), "f32[2, 6]");
+  // high -1 on dim 1 cuts the last column first: x[:, 0:5], then padded on dims 0 and 1.
+  const ir::Node& cut = NodeOf(g, "cut");
+  EXPECT_EQ(cut.op.ToString(), "aten::cat");
+  EXPECT_EQ(cut.type().ToString(), "f32[5, 8]");
+  EXPECT_EQ(cut.args[1].as_int(), 1);
+  ASSERT_EQ(cut.args[0].as_list().size(), 2u);  // no high padding left on dim 1
+  EXPECT_EQ(ArgNode(g, cut.args[0].as_list()[0]).type().ToString(), "f32[5, 3]");
+  const ir::Node& rows = ArgNode(g, cut.args[0].as_list()[1]);
+  EXPECT_EQ(rows.op.ToString(), "aten::cat");
+  EXPECT_EQ(rows.args[1].as_int(), 0);
+  const ir::Node& slice = ArgNode(g, rows.args[0].as_list()[0]);
+  EXPECT_EQ(slice.op.ToString(), "aten::slice.Tensor");
+  EXPECT_EQ(slice.args[1].as_int(), 1);
+  EXPECT_EQ(slice.args[2].as_int(), 0);
+  EXPECT_EQ(slice.args[3].as_int(), 5);
+  EXPECT_EQ(g.ValueName(slice.args[0].as_tensor()), "x");
+  // A padding value computed from data: aten::expand of it.
+  const ir::Node& dyn = NodeOf(g, "dyn");
+  EXPECT_EQ(dyn.op.ToString(), "aten::cat");
+  const ir::Node& fill = ArgNode(g, dyn.args[0].as_list()[1]);
+  EXPECT_EQ(fill.op.ToString(), "aten::expand");
+  EXPECT_EQ(g.ValueName(fill.args[0].as_tensor()), "v");
+  EXPECT_EQ(fill.type().ToString(), "f32[4, 1]");
+  // low -5 removes all 4 rows and one of the 3 high ones: only padding is left.
+  const ir::Node& gone = NodeOf(g, "gone");
+  EXPECT_EQ(gone.op.ToString(), "aten::expand");
+  EXPECT_EQ(gone.type().ToString(), "f32[2, 6]");
+  EXPECT_EQ(NodeOf(g, "same").op.ToString(), "aten::alias");
+  // Interior padding: opaque, typed from the result.
+  const ir::Node& inner = NodeOf(g, "inner");
+  EXPECT_TRUE(IsOpaqueNode(inner));
+  EXPECT_EQ(inner.op.ToString(), "hlo::pad");
+  EXPECT_EQ(inner.type().ToString(), "f32[7, 6]");
+  // Every node of the mapped pads has a lowering (the lemmas see through them).
+  for (const char* name : {"both", "both_low0", "cut", "cut_cut1", "cut_pad0", "dyn", "gone"}) {
+    EXPECT_TRUE(LowersWithoutOpaque(g, name)) << name;
+  }
+}
+
+TEST(HloReader, MalformedPaddingIsAnErrorAtItsLine) {
+  struct Case {
+    const char* pad;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"f32[4,6] pad(%x, %z), padding=1_2_3_4x0_0", "more than three numbers"},
+      {"f32[5,6] pad(%x, %z), padding=1_0", "has 1 entries for an operand of rank 2"},
+      {"f32[5,6] pad(%x, %z), padding=a_0x0_0", "'a' is not an integer"},
+      {"f32[5,6] pad(%x, %z), padding=1x0_0", "needs low_high"},
+      {"f32[4,6] pad(%x, %z)", "needs padding="},
+      {"f32[5,6] pad(%x, %z), padding=1_1x0_0", "the padding gives f32[6, 6]"},
+      {"f32[0,6] pad(%x, %z), padding=-3_-2x0_0", "negative size -1"},
+      {"f32[5,6] pad(%x, %x), padding=1_0x0_0", "must be a scalar"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = std::string(
+                                 "HloModule m\nENTRY %e {\n  %x = f32[4,6] parameter(0)\n"
+                                 "  %z = f32[] constant(0)\n  ROOT %p = ") +
+                             c.pad + "\n}\n";
+    InputError e = ExpectInputError([&] { ParseHlo(text, "pad.hlo"); });
+    EXPECT_EQ(e.line(), 5) << c.pad << "\n" << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.pad << "\n" << e.what();
+  }
+}
+
+const char* kAllToAll = R"(HloModule a, num_partitions=4
+ENTRY %e {
+  %p = f32[4,6]{1,0} parameter(0)
+  %rows = f32[4,6]{1,0} all-to-all(f32[4,6]{1,0} %p), channel_id=1, replica_groups={{0,1},{2,3}}, dimensions={0}
+  %cols = f32[4,6]{1,0} all-to-all(%p), channel_id=2, replica_groups=[2,2]<=[2,2]T(1,0), dimensions={1}
+  %swapped = f32[4,6]{1,0} all-to-all(%p), channel_id=3, replica_groups={{1,0},{3,2}}, dimensions={0}
+  %one = f32[4,6]{1,0} all-to-all(%p), channel_id=4, replica_groups={{0},{1},{2},{3}}, dimensions={1}
+  %q = f32[4,6]{1,0} negate(%p)
+  %tup = (f32[4,6]{1,0}, f32[4,6]{1,0}) all-to-all(%p, %q), channel_id=5, replica_groups={{0,1},{2,3}}
+  %a = f32[4,6]{1,0} get-tuple-element(%tup), index=1
+  %s = f32[] parameter(1)
+  %scalars = (f32[], f32[]) all-to-all(%s, %s), channel_id=6, replica_groups={{0,1},{2,3}}
+  %b = f32[] get-tuple-element(%scalars), index=0
+  %r = f32[6,4]{1,0} parameter(2)
+  %mixed = (f32[4,6]{1,0}, f32[6,4]{1,0}) all-to-all(%p, %r), channel_id=7, replica_groups={{0,1},{2,3}}
+  %c = f32[6,4]{1,0} get-tuple-element(%mixed), index=1
+  ROOT %t = (f32[4,6]{1,0}, f32[4,6]{1,0}, f32[4,6]{1,0}, f32[4,6]{1,0}, f32[4,6]{1,0}, f32[], f32[6,4]{1,0}) tuple(%rows, %cols, %swapped, %one, %a, %b, %c)
+}
+)";
+
+TEST(HloReader, AllToAllIsAllToAllSingleAlongItsDimension) {
+  HloModule m = ParseHlo(kAllToAll, "a.hlo", HloOptions{.rank = 1, .world = 0});
+  const ir::Graph& g = m.graph;
+  // dimensions={0}, a group in rank order: all_to_all_single with equal splits, then its wait.
+  const ir::Node& rows = NodeOf(g, "rows");
+  EXPECT_EQ(rows.op.ToString(), "_c10d_functional::wait_tensor");
+  EXPECT_EQ(rows.type().ToString(), "f32[4, 6]");
+  const ir::Node& exchange = ArgNode(g, rows.args[0]);
+  EXPECT_EQ(exchange.op.ToString(), "_c10d_functional::all_to_all_single");
+  ASSERT_EQ(exchange.args.size(), 4u);
+  EXPECT_EQ(g.ValueName(exchange.args[0].as_tensor()), "p");
+  EXPECT_TRUE(exchange.args[1].is_none());  // equal splits
+  EXPECT_TRUE(exchange.args[2].is_none());
+  EXPECT_EQ(exchange.args[3].as_string(), "hlo_ranks_0_1");
+  // dimensions={1} (iota groups {{0,2},{1,3}}): swapped with dim 0, exchanged, swapped back.
+  const ir::Node& cols = NodeOf(g, "cols");
+  EXPECT_EQ(cols.op.ToString(), "aten::transpose.int");
+  EXPECT_EQ(cols.args[1].as_int(), 0);
+  EXPECT_EQ(cols.args[2].as_int(), 1);
+  EXPECT_EQ(cols.type().ToString(), "f32[4, 6]");
+  const ir::Node& wait = ArgNode(g, cols.args[0]);
+  EXPECT_EQ(wait.op.ToString(), "_c10d_functional::wait_tensor");
+  EXPECT_EQ(wait.type().ToString(), "f32[6, 4]");
+  const ir::Node& moved = ArgNode(g, wait.args[0]);
+  EXPECT_EQ(moved.op.ToString(), "_c10d_functional::all_to_all_single");
+  EXPECT_EQ(moved.args[3].as_string(), "hlo_ranks_1_3");
+  EXPECT_EQ(ArgNode(g, moved.args[0]).op.ToString(), "aten::transpose.int");
+  // A group out of rank order sends the blocks elsewhere: opaque, and never congruent across
+  // ranks (its rank is part of its signature). Groups of one: the operand. Tuples: opaque.
+  const ir::Node& swapped = NodeOf(g, "swapped");
+  EXPECT_EQ(swapped.op.ToString(), "hlo::all_to_all");
+  EXPECT_EQ(swapped.type().ToString(), "f32[4, 6]");
+  ASSERT_NE(swapped.Kwarg("rank"), nullptr);
+  EXPECT_EQ(swapped.Kwarg("rank")->as_int(), 1);
+  EXPECT_EQ(NodeOf(g, "one").op.ToString(), "aten::alias");
+  // The tuple form (compiled modules): member i's operand j becomes element i at member j. The
+  // operands are concatenated on dim 0, exchanged, and element 1 is the second block.
+  const ir::Node& element = g.node(g.outputs[4].as_tensor().node);
+  EXPECT_EQ(element.op.ToString(), "aten::slice.Tensor");
+  EXPECT_EQ(element.type().ToString(), "f32[4, 6]");
+  EXPECT_EQ(element.args[2].as_int(), 4);
+  EXPECT_EQ(element.args[3].as_int(), 8);
+  const ir::Node& arrived = ArgNode(g, element.args[0]);
+  EXPECT_EQ(arrived.op.ToString(), "_c10d_functional::wait_tensor");
+  const ir::Node& sent = ArgNode(g, arrived.args[0]);
+  EXPECT_EQ(sent.op.ToString(), "_c10d_functional::all_to_all_single");
+  EXPECT_EQ(sent.args[3].as_string(), "hlo_ranks_0_1");
+  const ir::Node& joined = ArgNode(g, sent.args[0]);
+  EXPECT_EQ(joined.op.ToString(), "aten::cat");
+  EXPECT_EQ(joined.type().ToString(), "f32[8, 6]");
+  ASSERT_EQ(joined.args[0].as_list().size(), 2u);
+  EXPECT_EQ(g.ValueName(joined.args[0].as_list()[0].as_tensor()), "p");
+  EXPECT_EQ(g.ValueName(joined.args[0].as_list()[1].as_tensor()), "q");
+  // Scalars travel as 1-row blocks; operands of different shapes stay opaque.
+  const ir::Node& scalar = g.node(g.outputs[5].as_tensor().node);
+  EXPECT_EQ(scalar.op.ToString(), "aten::reshape");
+  EXPECT_EQ(scalar.type().ToString(), "f32[]");
+  const ir::Node& mixed = g.node(g.outputs[6].as_tensor().node);
+  EXPECT_EQ(mixed.op.ToString(), "hlo::all_to_all");
+  EXPECT_EQ(mixed.outputs.size(), 2u);
+  EXPECT_EQ(mixed.Kwarg("rank")->as_int(), 1);
+  EXPECT_EQ(m.groups.at("hlo_ranks_1_3"), (std::vector<int32_t>{1, 3}));
+}
+
+TEST(HloReader, MalformedAllToAllIsAnErrorAtItsLine) {
+  struct Case {
+    const char* a2a;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"f32[4,6] all-to-all(%x), channel_id=1, replica_groups={{0,1}}, dimensions={2}",
+       "dimensions= must name one dimension of the operand (0..1)"},
+      {"f32[4,6] all-to-all(%x), channel_id=1, replica_groups={{0,1}}, dimensions={0,1}",
+       "dimensions= must name one dimension"},
+      {"f32[4,6] all-to-all(%x), channel_id=1, replica_groups={{0,1}}",
+       "needs the attribute "
+       "dimensions"},
+      {"f32[4,5] all-to-all(%y), channel_id=1, replica_groups={{0,1}}, dimensions={1}",
+       "dimension 1 (5) does not split into the group's 2 members"},
+      {"f32[6,4] all-to-all(%x), channel_id=1, replica_groups={{0,1}}, dimensions={0}",
+       "keeps its operand's shape"},
+      {"(f32[4,6], f32[4,6], f32[4,6]) all-to-all(%x, %x, %x), channel_id=1, "
+       "replica_groups={{0,1}}",
+       "exchanges 3 operands in a group of 2 members"},
+      {"(f32[4,6], f32[4,6]) all-to-all(%x), channel_id=1, replica_groups={{0,1}}",
+       "one result element per operand"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = std::string(
+                                 "HloModule m, num_partitions=2\nENTRY %e {\n"
+                                 "  %x = f32[4,6] parameter(0)\n  %y = f32[4,5] parameter(1)\n"
+                                 "  ROOT %a = ") +
+                             c.a2a + "\n}\n";
+    InputError e = ExpectInputError([&] { ParseHlo(text, "a2a.hlo"); });
+    EXPECT_EQ(e.line(), 5) << c.a2a << "\n" << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.a2a << "\n" << e.what();
+  }
+}
+
+TEST(HloReader, CollectivePermuteIsOpaqueAndPerRank) {
+  // No IR collective sends to one peer: opaque, typed from the result; its rank and rank count
+  // are in its signature, as the result is the source's operand, not this rank's.
+  const char* text = R"(HloModule c, num_partitions=2
+ENTRY %e {
+  %p = f32[4,2]{1,0} parameter(0)
+  ROOT %cp = f32[4,2]{1,0} collective-permute(%p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+}
+)";
+  for (int32_t rank : {0, 1}) {
+    const ir::Graph g = ParseHlo(text, "cp.hlo", HloOptions{.rank = rank, .world = 0}).graph;
+    const ir::Node& cp = NodeOf(g, "cp");
+    EXPECT_TRUE(IsOpaqueNode(cp));
+    EXPECT_EQ(cp.op.ToString(), "hlo::collective_permute");
+    EXPECT_EQ(cp.type().ToString(), "f32[4, 2]");
+    ASSERT_EQ(cp.args.size(), 1u);
+    EXPECT_EQ(g.ValueName(cp.args[0].as_tensor()), "p");
+    ASSERT_NE(cp.Kwarg("source_target_pairs"), nullptr);
+    EXPECT_EQ(cp.Kwarg("source_target_pairs")->as_string(), "{{0, 1},{1, 0}}");
+    EXPECT_EQ(cp.Kwarg("rank")->as_int(), rank);
+    EXPECT_EQ(cp.Kwarg("world")->as_int(), 2);
+  }
+  for (const char* pairs : {"{{0,1,1}}", "{{0,1},{0,0}}", "{0,1}", "{{0,x}}"}) {
+    const std::string bad = std::string(
+                                "HloModule c, num_partitions=2\nENTRY %e {\n  %p = f32[4] "
+                                "parameter(0)\n  ROOT %cp = f32[4] collective-permute(%p), "
+                                "channel_id=1,\n    source_target_pairs=") +
+                            pairs + "\n}\n";
+    InputError e = ExpectInputError([&] { ParseHlo(bad, "cp.hlo"); });
+    EXPECT_EQ(e.line(), 5) << pairs << "\n" << e.what();  // the attribute's line
+    EXPECT_NE(std::string(e.what()).find("source_target_pairs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HloReader, BitcastConvertOfTheSameTypeIsItsOperand) {
+  const char* text = R"(HloModule b
+ENTRY %e {
+  %p = f32[4]{0} parameter(0)
+  %same = f32[4]{0} bitcast-convert(%p)
+  ROOT %bits = s32[4]{0} bitcast-convert(%same)
+}
+)";
+  const ir::Graph g = ParseHlo(text, "b.hlo").graph;
+  EXPECT_EQ(NodeOf(g, "same").op.ToString(), "aten::alias");
+  // Another type of the same width reinterprets the bits: opaque, typed from the result.
+  const ir::Node& bits = NodeOf(g, "bits");
+  EXPECT_EQ(bits.op.ToString(), "hlo::bitcast_convert");
+  EXPECT_EQ(bits.type().ToString(), "i32[4]");
+  // bitcast-convert has no attributes to be malformed; a wrong operand is an error at its line.
+  InputError e = ExpectInputError([&] {
+    ParseHlo("HloModule b\nENTRY %e {\n  ROOT %c = s32[4] bitcast-convert(%nope)\n}\n", "b.hlo");
+  });
+  EXPECT_EQ(e.line(), 3);
+}
+
+// What jax's sort, take (gather), .at[].add (scatter) and a max pool (reduce-window) print.
+const char* kOpaqueOps = R"(HloModule o
+%cmp (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+%max (x.1: f32[], y.1: f32[]) -> f32[] {
+  %x.1 = f32[] parameter(0)
+  %y.1 = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x.1, %y.1)
+}
+ENTRY %e {
+  %x = f32[4,8]{1,0} parameter(0)
+  %i = s32[3,1]{1,0} parameter(1)
+  %u = f32[3,8]{1,0} parameter(2)
+  %sorted = f32[4,8]{1,0} sort(%x), dimensions={1}, is_stable=true, to_apply=%cmp
+  %g = f32[3,8]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  %sc = f32[4,8]{1,0} scatter(%x, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%sum
+  %ninf = f32[] constant(-inf)
+  %pool = f32[4,4]{1,0} reduce-window(%x, %ninf), window={size=1x2 stride=1x2}, to_apply=%max
+  ROOT %t = (f32[4,8]{1,0}, f32[3,8]{1,0}, f32[4,8]{1,0}, f32[4,4]{1,0}) tuple(%sorted, %g, %sc, %pool)
+}
+)";
+
+TEST(HloReader, SortGatherScatterAndReduceWindowLoadOpaque) {
+  const ir::Graph g = ParseHlo(kOpaqueOps, "o.hlo").graph;
+  struct Want {
+    const char* name;
+    const char* op;
+    const char* type;
+    size_t tensors;
+  };
+  for (const Want& w :
+       {Want{"sorted", "hlo::sort", "f32[4, 8]", 1}, Want{"g", "hlo::gather", "f32[3, 8]", 2},
+        Want{"sc", "hlo::scatter", "f32[4, 8]", 3},
+        Want{"pool", "hlo::reduce_window", "f32[4, 4]", 2}}) {
+    const ir::Node& n = NodeOf(g, w.name);
+    EXPECT_TRUE(IsOpaqueNode(n)) << w.name;
+    EXPECT_EQ(n.op.ToString(), w.op);
+    EXPECT_EQ(n.type().ToString(), w.type);
+    EXPECT_EQ(n.TensorInputs().size(), w.tensors) << w.name;
+  }
+  EXPECT_EQ(NodeOf(g, "g").Kwarg("slice_sizes")->as_string(), "{1, 8}");
+  EXPECT_EQ(NodeOf(g, "pool").Kwarg("window")->as_string(), "{size=1x2 stride=1x2}");
+  // The comparator is in the signature by what it computes, not by its name: renamed, the
+  // same; LT made GT, another operator (so the two sorts are never congruent).
+  const std::string cmp = NodeOf(g, "sorted").Kwarg("to_apply")->as_string();
+  EXPECT_NE(cmp.find("compare(#0,#1),direction=LT"), std::string::npos) << cmp;
+  std::string renamed = kOpaqueOps;
+  for (size_t at; (at = renamed.find("%cmp")) != std::string::npos;) {
+    renamed.replace(at, 4, "%region_0.5");
+  }
+  EXPECT_EQ(NodeOf(ParseHlo(renamed, "r.hlo").graph, "sorted").Kwarg("to_apply")->as_string(), cmp);
+  std::string flipped = kOpaqueOps;
+  flipped.replace(flipped.find("direction=LT"), 12, "direction=GT");
+  EXPECT_NE(NodeOf(ParseHlo(flipped, "f.hlo").graph, "sorted").Kwarg("to_apply")->as_string(), cmp);
+}
+
+TEST(HloReader, OpaqueCallersOfCollectivesAreTaggedPerRank) {
+  // A while whose body all-reduces computes per rank what its operands alone do not say: it
+  // carries the rank and rank count; one whose body draws carries the draw; a plain one neither.
+  const char* text = R"(HloModule w, num_partitions=2
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+%cond (c: f32[4]) -> pred[] {
+  %c = f32[4]{0} parameter(0)
+  ROOT %t = pred[] constant(true)
+}
+%reducing (b: f32[4]) -> f32[4] {
+  %b = f32[4]{0} parameter(0)
+  ROOT %ar = f32[4]{0} all-reduce(%b), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%sum
+}
+%outer (o: f32[4]) -> f32[4] {
+  %o = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} while(%o), condition=%cond, body=%reducing
+}
+%drawing (d: f32[4]) -> f32[4] {
+  %d = f32[4]{0} parameter(0)
+  %lo = f32[] constant(0)
+  %hi = f32[] constant(1)
+  %u = f32[4]{0} rng(%lo, %hi), distribution=rng_uniform
+  ROOT %a = f32[4]{0} add(%d, %u)
+}
+%plain (q: f32[4]) -> f32[4] {
+  %q = f32[4]{0} parameter(0)
+  ROOT %e = f32[4]{0} exponential(%q)
+}
+ENTRY %e {
+  %p = f32[4]{0} parameter(0)
+  %w1 = f32[4]{0} while(%p), condition=%cond, body=%outer
+  %w2 = f32[4]{0} while(%w1), condition=%cond, body=%drawing
+  ROOT %w3 = f32[4]{0} while(%w2), condition=%cond, body=%plain
+}
+)";
+  const ir::Graph g = ParseHlo(text, "w.hlo", HloOptions{.rank = 1, .world = 0}).graph;
+  const ir::Node& w1 = NodeOf(g, "w1");
+  ASSERT_NE(w1.Kwarg("rank"), nullptr);  // through the nested while
+  EXPECT_EQ(w1.Kwarg("rank")->as_int(), 1);
+  EXPECT_EQ(w1.Kwarg("world")->as_int(), 2);
+  EXPECT_EQ(w1.Kwarg("draw"), nullptr);
+  const ir::Node& w2 = NodeOf(g, "w2");
+  EXPECT_EQ(w2.Kwarg("rank"), nullptr);
+  ASSERT_NE(w2.Kwarg("draw"), nullptr);
+  const ir::Node& w3 = NodeOf(g, "w3");
+  EXPECT_EQ(w3.Kwarg("rank"), nullptr);
+  EXPECT_EQ(w3.Kwarg("draw"), nullptr);
+  EXPECT_NE(w3.Kwarg("body")->as_string().find("exponential(#0)"), std::string::npos)
+      << w3.Kwarg("body")->as_string();
+}
+
+TEST(HloReader, MalformedOpaqueAttributesAreErrorsAtTheirLine) {
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"to_apply=%cmp", "to_apply=%nope", "to_apply=%nope names no computation"},
+      {"offset_dims={1}", "offset_dims={{1}}", "offset_dims must be a flat list"},
+      {"slice_sizes={1,8}", "slice_sizes={1,x}", "expected an integer in slice_sizes"},
+      {"inserted_window_dims={0}", "inserted_window_dims=0",
+       "expected '{' in inserted_window_dims"},
+      {", to_apply=%sum", "", "needs to_apply=%computation"},
+      {"window={size=1x2 stride=1x2}", "window=1x2", "needs window="},
+      {"to_apply=%max", "to_apply=%missing", "to_apply=%missing names no computation"},
+  };
+  for (const Case& c : cases) {
+    std::string text = kOpaqueOps;
+    const size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, std::string(c.from).size(), c.to);
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    InputError e = ExpectInputError([&] { ParseHlo(text, "o.hlo"); });
+    EXPECT_EQ(e.line(), line) << c.to << "\n" << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.to << "\n" << e.what();
+  }
 }
 
 }  // namespace
