@@ -1295,10 +1295,25 @@ class Builder {
 
   HVal Elementwise(const Instr& in) {
     static const std::map<std::string, std::string> kUnary = {
-        {"negate", "aten::neg"}, {"abs", "aten::abs"},          {"exponential", "aten::exp"},
-        {"log", "aten::log"},    {"rsqrt", "aten::rsqrt"},      {"sqrt", "aten::sqrt"},
-        {"tanh", "aten::tanh"},  {"logistic", "aten::sigmoid"}, {"not", "aten::bitwise_not"},
-        {"copy", "aten::clone"}, {"sine", "aten::sin"},         {"cosine", "aten::cos"},
+        {"negate", "aten::neg"},
+        {"abs", "aten::abs"},
+        {"exponential", "aten::exp"},
+        {"log", "aten::log"},
+        {"rsqrt", "aten::rsqrt"},
+        {"sqrt", "aten::sqrt"},
+        {"tanh", "aten::tanh"},
+        {"logistic", "aten::sigmoid"},
+        {"not", "aten::bitwise_not"},
+        {"copy", "aten::clone"},
+        {"sine", "aten::sin"},
+        {"cosine", "aten::cos"},
+        {"log-plus-one", "aten::log1p"},
+        {"exponential-minus-one", "aten::expm1"},
+        {"sign", "aten::sign"},
+        {"floor", "aten::floor"},
+        {"ceil", "aten::ceil"},
+        // round-nearest-afz (half away from zero) has no ATen operator: it stays opaque.
+        {"round-nearest-even", "aten::round"},
     };
     static const std::map<std::string, std::string> kBinary = {
         {"add", "aten::add.Tensor"},          {"subtract", "aten::sub.Tensor"},
@@ -1372,10 +1387,17 @@ class Builder {
     static const std::set<std::string> kDirections = {"eq", "ne", "lt", "le", "gt", "ge"};
     if (!kDirections.count(dir)) Fail(in, "needs direction=EQ, NE, LT, LE, GT or GE");
     const ir::TensorType& lt = OperandType(in, 0);
-    std::optional<double> rs = Operand(in, 1).scalar;
+    std::optional<double> rs = Operand(in, 1).scalar, ls = Operand(in, 0).scalar;
     if (rs && ir::IsFloatingPoint(lt.dtype)) {
       return One(
           Emit(in, in.hlo_name, "aten::" + dir + ".Scalar", {OperandRef(in, 0), *rs}, {}, out));
+    }
+    if (ls && !rs && ir::IsFloatingPoint(lt.dtype)) {
+      // c op x is x op' c with the direction mirrored (jax's relu gradient: 0 == max(x, 0)).
+      static const std::map<std::string, std::string> kMirrored = {
+          {"eq", "eq"}, {"ne", "ne"}, {"lt", "gt"}, {"gt", "lt"}, {"le", "ge"}, {"ge", "le"}};
+      return One(Emit(in, in.hlo_name, "aten::" + kMirrored.at(dir) + ".Scalar",
+                      {OperandRef(in, 1), *ls}, {}, out));
     }
     if ((dir == "le" || dir == "ge") && !ir::IsFloatingPoint(lt.dtype) &&
         !ir::IsComplex(lt.dtype)) {
@@ -2036,6 +2058,15 @@ class Builder {
       out = One(Emit(in, in.hlo_name, "aten::scalar_tensor", {value},
                      {{"dtype", ir::Value(type.dtype)}}, type));
       out.scalar = static_cast<double>((*v)[0]);
+    } else if (std::all_of(v->begin(), v->end(), [&](int64_t x) { return x == v->front(); })) {
+      // One value everywhere (a broadcast constant, a mask of all true): aten::full, which the
+      // lowering and the lemmas read as the constant it is.
+      const ir::Value value =
+          type.dtype == ir::DType::kBool ? ir::Value(v->front() != 0) : ir::Value(v->front());
+      std::vector<int64_t> sizes;
+      for (const ir::Dim& d : type.shape) sizes.push_back(d.value());
+      out = One(Emit(in, in.hlo_name, "aten::full", {Ints(sizes), value},
+                     {{"dtype", ir::Value(type.dtype)}}, type));
     } else {
       ir::Node node;  // an array constant, its value not in the graph (reads use `ints`)
       node.kind = ir::NodeKind::kConstant;
@@ -2448,13 +2479,40 @@ class Builder {
                       {{"dtype", ir::Value(out->dtype)}}, *out));
     }
     if (out && op == "select") {
+      // A numpy-style broadcast mask is passed unbroadcast (aten::where broadcasts it alike, and
+      // the lemmas then see a mask that broadcasts along a sharded dim).
+      const HVal& mask = Operand(in, 0);
+      const ir::TensorRef cond = mask.broadcast_of ? *mask.broadcast_of : OperandRef(in, 0);
       return One(Emit(in, in.hlo_name, "aten::where.self",
-                      {OperandRef(in, 0), OperandRef(in, 1), OperandRef(in, 2)}, {}, *out));
+                      {cond, OperandRef(in, 1), OperandRef(in, 2)}, {}, *out));
     }
-    static const std::set<std::string> kElementwise = {
-        "negate",   "abs",    "exponential", "log",     "rsqrt",  "sqrt", "tanh",
-        "logistic", "not",    "copy",        "sine",    "cosine", "add",  "subtract",
-        "multiply", "divide", "maximum",     "minimum", "power",  "and",  "or"};
+    static const std::set<std::string> kElementwise = {"negate",
+                                                       "abs",
+                                                       "exponential",
+                                                       "log",
+                                                       "rsqrt",
+                                                       "sqrt",
+                                                       "tanh",
+                                                       "logistic",
+                                                       "not",
+                                                       "copy",
+                                                       "sine",
+                                                       "cosine",
+                                                       "add",
+                                                       "subtract",
+                                                       "multiply",
+                                                       "divide",
+                                                       "maximum",
+                                                       "minimum",
+                                                       "power",
+                                                       "and",
+                                                       "or",
+                                                       "log-plus-one",
+                                                       "exponential-minus-one",
+                                                       "sign",
+                                                       "floor",
+                                                       "ceil",
+                                                       "round-nearest-even"};
     if (out && kElementwise.count(op)) return Elementwise(in);
     return Opaque(in);
   }

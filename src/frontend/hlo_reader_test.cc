@@ -841,6 +841,38 @@ ENTRY %e {
   EXPECT_EQ(e.line(), 3);
 }
 
+// jnp.log1p, expm1, sign, floor, ceil and round (jax rounds half to even by default) are ATen
+// operators; round-nearest-afz (half away from zero) has none and stays opaque.
+TEST(HloReader, RoundingAndLogPlusOneAreTheirAtenOperators) {
+  const char* text = R"(HloModule r
+ENTRY %e {
+  %p = f32[4]{0} parameter(0)
+  %q = s32[4]{0} parameter(1)
+  %l = f32[4]{0} log-plus-one(%p)
+  %x = f32[4]{0} exponential-minus-one(%l)
+  %s = s32[4]{0} sign(%q)
+  %f = f32[4]{0} floor(%x)
+  %c = f32[4]{0} ceil(%f)
+  %re = f32[4]{0} round-nearest-even(%c)
+  ROOT %ra = f32[4]{0} round-nearest-afz(%re)
+}
+)";
+  const ir::Graph g = ParseHlo(text, "r.hlo").graph;
+  EXPECT_EQ(NodeOf(g, "l").op.ToString(), "aten::log1p");
+  EXPECT_EQ(NodeOf(g, "x").op.ToString(), "aten::expm1");
+  EXPECT_EQ(NodeOf(g, "s").op.ToString(), "aten::sign");
+  EXPECT_EQ(NodeOf(g, "s").type().ToString(), "i32[4]");
+  EXPECT_EQ(NodeOf(g, "f").op.ToString(), "aten::floor");
+  EXPECT_EQ(NodeOf(g, "c").op.ToString(), "aten::ceil");
+  EXPECT_EQ(NodeOf(g, "re").op.ToString(), "aten::round");
+  EXPECT_EQ(NodeOf(g, "ra").op.ToString(), "hlo::round_nearest_afz");
+  // Each lowers to the tensor language's pointwise op of its name (the {f} lemma families).
+  for (const char* name : {"l", "x", "s", "f", "c", "re"}) {
+    EXPECT_TRUE(LowersWithoutOpaque(g, name)) << name;
+  }
+  EXPECT_FALSE(LowersWithoutOpaque(g, "ra"));
+}
+
 // What jax's sort, take (gather), .at[].add (scatter) and a max pool (reduce-window) print.
 const char* kOpaqueOps = R"(HloModule o
 %cmp (a: f32[], b: f32[]) -> pred[] {

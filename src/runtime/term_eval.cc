@@ -106,13 +106,15 @@ class Evaluator {
     if (op == "reshape") return T(n, 0).reshape(Ints(n, 1));
     if (op == "transpose") return T(n, 0).transpose(I(n, 1), I(n, 2));
     if (op == "permute") return T(n, 0).permute(Ints(n, 1));
-    if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "lt" || op == "ge") {
+    if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "lt" || op == "ge" ||
+        op == "eq") {
       auto [a, b] = Pair(n);
       if (op == "add") return a + b;
       if (op == "sub") return a - b;
       if (op == "mul") return a * b;
       if (op == "div") return a / b;
       if (op == "lt") return at::lt(a, b);
+      if (op == "eq") return at::eq(a, b);
       return at::ge(a, b);
     }
     if (op == "and" || op == "or") {

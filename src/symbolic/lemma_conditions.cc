@@ -388,7 +388,9 @@ std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
 
 // (concat ?e ?xs...) whose every piece holds a concat along one dim d != e with the same piece
 // sizes along d: the grid of pieces transposed, (concat d (concat e x_0j x_1j ...) ...). The first
-// such concat of the first piece fixes d; every other piece must have one on d with its sizes.
+// such concat (in piece order) fixes d; every other piece must have one on d with its sizes, or be
+// a constant (full v t ...), which along d is the concat of the same constant at those sizes (the
+// fills of a pad of a tensor sharded on another dim).
 std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
   const auto& xs = b.List("xs");
   if (xs.size() < 2) return std::nullopt;
@@ -408,13 +410,11 @@ std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
   };
   std::optional<int64_t> d;
   Shape64 split;
-  std::vector<std::vector<ClassId>> inner;  // each piece's concat children (copied: adding
-                                            // nodes below may move the class's node storage)
-  for (ClassId x : xs) {
-    const ENode* found = nullptr;
+  // A piece's concat along d with the split (the first found fixes d and the split): two pieces
+  // at least, since a class holds (concat d x) of itself for any d (concat-one), and
+  // interchanging those would only grow the e-graph.
+  auto split_concat = [&](ClassId x) -> const ENode* {
     for (const ENode& node : g.Nodes(x)) {
-      // two pieces at least: a class holds (concat d x) of itself for any d (concat-one), and
-      // interchanging those would only grow the e-graph
       if (node.op != Lang().concat || node.children.size() < 3) continue;
       auto nd = Norm(IntOf(g, node.children[0]), rank);
       if (!nd || *nd == *e || (d && *nd != *d)) continue;
@@ -424,11 +424,42 @@ std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
         d = nd;
         split = *sizes;
       }
-      found = &node;
-      break;
+      return &node;
     }
-    if (found == nullptr) return std::nullopt;
-    inner.emplace_back(found->children.begin() + 1, found->children.end());
+    return nullptr;
+  };
+  for (ClassId x : xs) {
+    if (d) break;
+    split_concat(x);
+  }
+  if (!d) return std::nullopt;
+  const OpId full = *Lang().ops().Find("full");
+  std::vector<std::vector<ClassId>> inner;  // each piece's pieces along d (copied: adding nodes
+                                            // below may move the class's node storage)
+  for (ClassId x : xs) {
+    if (const ENode* found = split_concat(x)) {
+      inner.emplace_back(found->children.begin() + 1, found->children.end());
+      continue;
+    }
+    std::optional<std::vector<ClassId>> fill;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op == full && node.children.size() == rank + 2) {
+        fill.emplace(node.children.begin(), node.children.end());
+        break;
+      }
+    }
+    auto shape = ShapeOf(g, x);
+    if (!fill || !shape || shape->size() != rank) return std::nullopt;
+    int64_t total = 0;
+    for (int64_t size : split) total += size;
+    if ((*shape)[static_cast<size_t>(*d)] != total) return std::nullopt;
+    std::vector<ClassId> pieces;
+    for (int64_t size : split) {
+      std::vector<ClassId> sizes = *fill;
+      sizes[2 + static_cast<size_t>(*d)] = AddNum(g, size);
+      pieces.push_back(AddOp(g, full, std::move(sizes)));
+    }
+    inner.push_back(std::move(pieces));
   }
   std::vector<ClassId> outer{AddNum(g, *d)};
   for (size_t j = 0; j < split.size(); ++j) {

@@ -19,15 +19,32 @@ const ir::OpInfo* InfoOf(const ir::Node& node) {
 // (zeros_like, new_zeros, ones_like: a constant shaped like another tensor) and operators reading
 // only such nodes (lift_fresh_copy of a constant). They need no relation: their own term stands
 // for them.
-bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth) {
+namespace {
+
+// InputFree with the answers of nodes met so far (a mask's iota is read by several compares).
+bool InputFreeMemo(const ir::Graph& graph, const ir::Node& node, int depth,
+                   std::unordered_map<const ir::Node*, bool>& memo) {
   if (node.kind == ir::NodeKind::kInput) return false;
   const ir::OpInfo* info = InfoOf(node);
   if (info && (info->traits.nondeterministic_init || info->traits.metadata_only)) return true;
-  if (depth >= 4) return node.TensorInputs().empty();
+  if (depth >= kInputFreeDepth) return node.TensorInputs().empty();
+  if (auto it = memo.find(&node); it != memo.end()) return it->second;
+  bool free = true;
   for (TensorRef in : node.TensorInputs()) {
-    if (!InputFree(graph, graph.node(in.node), depth + 1)) return false;
+    if (!InputFreeMemo(graph, graph.node(in.node), depth + 1, memo)) {
+      free = false;
+      break;
+    }
   }
-  return true;
+  memo.emplace(&node, free);
+  return free;
+}
+
+}  // namespace
+
+bool InputFree(const ir::Graph& graph, const ir::Node& node) {
+  std::unordered_map<const ir::Node*, bool> memo;
+  return InputFreeMemo(graph, node, 0, memo);
 }
 
 ir::CollectiveKind CollectiveOf(const ir::Node& node) {
@@ -338,9 +355,11 @@ void LocalGraph::ExpandD() {
 void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets) {
   allowed_.emplace();
   std::vector<DKey> stack;
+  std::set<DKey> targets_set;
   for (const auto& target : targets) {
     ForEachDLeaf(target.second, [&](const DTensor& d) {
       stack.push_back(d_index_.Canonical(DKey{d.rank, d.tensor}));
+      targets_set.insert(stack.back());
     });
   }
   std::set<DKey> seen;
@@ -360,6 +379,54 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
       for (TensorRef in : d_index_.ReadInputs(rank, id)) stack.push_back(DKey{rank, in});
     }
   }
+  // The other direction: a related tensor computed from a target (a gradient written into zeros
+  // from the hinted piece). Breadth first back from the related tensors, within the same budget;
+  // then every operator on the way whose inputs lead to a target is allowed, and so is every
+  // input-free producer met.
+  std::map<DKey, std::vector<DKey>> inputs_of;  // visited keys -> their producer's inputs
+  std::vector<DKey> queue;
+  for (const auto& [key, state] : d_leaves_) {
+    if (inputs_of.emplace(key, std::vector<DKey>{}).second) queue.push_back(key);
+  }
+  for (size_t head = 0; head < queue.size() && inputs_of.size() < options_.max_d_nodes; ++head) {
+    const DKey key = queue[head];
+    if (targets_set.count(key)) continue;
+    const ir::Node& producer = d_program_.rank(key.rank).node(key.ref.node);
+    if (producer.kind != ir::NodeKind::kOperator) continue;
+    if (d_index_.IsInputFree(key.rank, key.ref.node)) {
+      // A constant (zeros of a target's shape): its value is what lets it drop out.
+      allowed_->insert({key.rank, key.ref.node});
+      continue;
+    }
+    std::vector<DKey> ins;
+    for (TensorRef in : d_index_.ReadInputs(key.rank, key.ref.node)) {
+      DKey in_key = d_index_.Canonical(DKey{key.rank, in});
+      ins.push_back(in_key);
+      if (inputs_of.emplace(in_key, std::vector<DKey>{}).second) queue.push_back(in_key);
+    }
+    inputs_of[key] = std::move(ins);
+  }
+  std::map<DKey, bool> reaches;
+  std::function<bool(const DKey&)> leads_to_target = [&](const DKey& key) {
+    if (targets_set.count(key)) return true;
+    auto [it, fresh] = reaches.emplace(key, false);
+    if (!fresh) return it->second;
+    auto in = inputs_of.find(key);
+    if (in == inputs_of.end()) return false;
+    bool any = false;
+    for (const DKey& k : in->second) any = leads_to_target(k) || any;
+    reaches[key] = any;
+    if (!any) return false;
+    allowed_->insert({key.rank, key.ref.node});
+    ir::CollectiveKind kind = d_index_.Collective(key.rank, key.ref.node);
+    if (kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait) {
+      if (const auto* peers = d_index_.Peers(key.rank, key.ref.node)) {
+        allowed_->insert(peers->begin(), peers->end());
+      }
+    }
+    return true;
+  };
+  for (const auto& [key, state] : d_leaves_) leads_to_target(key);
 }
 
 std::vector<std::string> LocalGraph::Candidates() const {

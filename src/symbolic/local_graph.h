@@ -40,9 +40,11 @@ const ir::OpInfo* InfoOf(const ir::Node& node);
 // Nodes whose value depends on no graph input's value: factories, constants, buffers with
 // unspecified contents (empty_like reads only its input's shape), metadata-only factories
 // (zeros_like, new_zeros, ones_like: a constant shaped like another tensor) and operators reading
-// only such nodes (lift_fresh_copy of a constant). They need no relation: their own term stands
-// for them.
-bool InputFree(const ir::Graph& graph, const ir::Node& node, int depth = 0);
+// only such nodes (lift_fresh_copy of a constant, a causal mask from iota compares). They need
+// no relation: their own term stands for them. The producers are followed kInputFreeDepth
+// operators back (past that, a node counts as input-free only when it reads nothing).
+inline constexpr int kInputFreeDepth = 16;
+bool InputFree(const ir::Graph& graph, const ir::Node& node);
 
 ir::CollectiveKind CollectiveOf(const ir::Node& node);
 
@@ -288,11 +290,12 @@ class LocalGraph {
   // Adds D operators reachable from the D leaves present, within the hop and size limits.
   void ExpandD();
 
-  // Limits the D operators ExpandD may add to those on a path from the D tensors present now
-  // (the related ones) to the D tensors of `targets`: the producers of the targets, theirs, and
-  // so on, stopping at tensors already present (collectives bring their peers' inputs). Called
-  // before the targets are added. A walk past max_d_nodes operators stops there: a hint that far
-  // from the related tensors is not worth a narrow search.
+  // Limits the D operators ExpandD may add to those on a path between the D tensors present now
+  // (the related ones) and the D tensors of `targets`: the producers of the targets, theirs, and
+  // so on, stopping at tensors already present (collectives bring their peers' inputs); and the
+  // producers of related tensors computed from a target, and their input-free producers (zeros).
+  // Called before the targets are added. A walk past max_d_nodes operators stops there: a hint
+  // that far from the related tensors is not worth a narrow search.
   void RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets);
 
   bool d_limit_hit() const { return d_limit_hit_; }

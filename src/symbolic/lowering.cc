@@ -157,7 +157,10 @@ class LowerContext {
   // from a graph constant whose value the spec states (`constant` statements) or from
   // aten::scalar_tensor(v) (the capture writes 0-dim tensor constants so: their value is known
   // in every graph, S included, where a spec `constant` would name a node S lacks).
-  ClassId Scalar(const char* name) const {
+  // With `through_broadcast`, also through expand, reshape and view of a one-element tensor
+  // (XLA's broadcast of a constant) and from aten::full: for an argument that broadcasts to the
+  // result anyway.
+  ClassId Scalar(const char* name, bool through_broadcast = false) const {
     const Value& v = Arg(name);
     if (v.is_number()) return Fl(v.as_double());
     if (!v.is_tensor()) throw NotCovered{};
@@ -176,8 +179,22 @@ class LowerContext {
         return Fl(it->second);
       }
       const std::string& op = producer.op.name;
+      if (through_broadcast && producer.kind == ir::NodeKind::kOperator &&
+          producer.op.ns == "aten" && op == "full" && producer.args.size() >= 2 &&
+          producer.args[1].is_number()) {
+        return Fl(producer.args[1].as_double());
+      }
+      auto one_element = [&](ir::TensorRef r) {
+        ir::Dim n = ir::NumElements(graph_.type(r).shape);
+        return n.is_static() && n.value() == 1;
+      };
+      const bool broadcast = through_broadcast && producer.kind == ir::NodeKind::kOperator &&
+                             (op == "expand" || op == "reshape" || op == "view") &&
+                             !producer.TensorInputs().empty() &&
+                             one_element(producer.TensorInputs()[0]);
       if (producer.kind != ir::NodeKind::kOperator ||
-          (op != "lift_fresh_copy" && op != "clone" && op != "detach" && op != "alias")) {
+          (op != "lift_fresh_copy" && op != "clone" && op != "detach" && op != "alias" &&
+           !broadcast)) {
         throw NotCovered{};
       }
       std::vector<ir::TensorRef> ins = producer.TensorInputs();
@@ -538,6 +555,7 @@ Outputs MaskedFill(const LowerContext& l) {
 }
 
 Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
+Outputs Eq(const LowerContext& l) { return One(l.Op("eq", {l.T("self"), l.T("other")})); }
 Outputs Ge(const LowerContext& l) { return One(l.Op("ge", {l.T("self"), l.T("other")})); }
 
 // ne(x, c) for integer x and an integral c: (x < c) | (x >= c + 1), exact on integers and the
@@ -584,17 +602,52 @@ std::optional<ClassId> WhereWrap(const LowerContext& l) {
 // where(cond, x, v) with v a known scalar: masked_fill(x, not(cond), v), x broadcast to cond's
 // shape first when it is smaller (the decomposed nll_loss_backward's where(t != ignore, g / w, 0)
 // with a 0-d g / w).
-Outputs WhereScalarOther(const LowerContext& l) {
+// where(c, x, v) for a scalar v (a number, or a broadcast one-element constant): x where c
+// holds, v elsewhere, (masked_fill x (not c) v); where(c, v, y) is (masked_fill y c v); two
+// constants fill c's own values cast, (masked_fill (masked_fill (cast c) c v) (not c) w). For
+// tensors x, y of the result's floating dtype, where(c, x, y) is the sum of the two branches,
+// each zeroed where the other is taken: (add (masked_fill x (not c) 0) (masked_fill y c 0)).
+// Exact: every element adds 0 to one branch's value (a masked NaN or inf is replaced, not added).
+Outputs Where(const LowerContext& l) {
   if (std::optional<ClassId> wrap = WhereWrap(l)) return One(*wrap);
   const TensorType& x = l.InType("self");
   const TensorType& cond = l.InType("condition");
-  if (cond.dtype != ir::DType::kBool || x.dtype != l.OutType().dtype ||
-      cond.shape != l.OutType().shape) {
-    throw NotCovered{};
+  const TensorType& out = l.OutType();
+  // The mask broadcasts into the result (the type rule); the branches are brought to its shape.
+  if (cond.dtype != ir::DType::kBool || x.dtype != out.dtype) throw NotCovered{};
+  auto broadcast = [&](const char* name, const TensorType& type) {
+    return type.shape == out.shape ? l.T(name) : BroadcastTerm(l, l.T(name), type, out.shape);
+  };
+  auto scalar = [&](const char* name) -> std::optional<ClassId> {
+    try {
+      return l.Scalar(name, /*through_broadcast=*/true);
+    } catch (const NotCovered&) {
+      return std::nullopt;
+    }
+  };
+  std::optional<ClassId> v_self = scalar("self"), v_other = scalar("other");
+  if (v_self && v_other) {
+    // Two constants (jax's select(c, 1, 0)): fill a tensor shaped like the mask, which
+    // distributes over a sharded mask as the mask does: c's values cast, then each constant.
+    ClassId c = cond.shape == out.shape ? l.T("condition")
+                                        : BroadcastTerm(l, l.T("condition"), cond, out.shape);
+    ClassId shaped = l.Op("cast", {c, l.N(static_cast<int64_t>(out.dtype))});
+    return One(l.Op("masked_fill",
+                    {l.Op("masked_fill", {shaped, c, *v_self}), l.Op("not", {c}), *v_other}));
   }
-  ClassId value =
-      x.shape == cond.shape ? l.T("self") : BroadcastTerm(l, l.T("self"), x, cond.shape);
-  return One(l.Op("masked_fill", {value, l.Op("not", {l.T("condition")}), l.Scalar("other")}));
+  if (v_other) {
+    return One(
+        l.Op("masked_fill", {broadcast("self", x), l.Op("not", {l.T("condition")}), *v_other}));
+  }
+  const TensorType& y = l.InType("other");
+  if (y.dtype != out.dtype || !ir::IsFloatingPoint(out.dtype)) throw NotCovered{};
+  if (v_self) {  // where(c, v, y) = y with v where c holds
+    return One(l.Op("masked_fill", {broadcast("other", y), l.T("condition"), *v_self}));
+  }
+  return One(
+      l.Op("add",
+           {l.Op("masked_fill", {broadcast("self", x), l.Op("not", {l.T("condition")}), l.Fl(0.0)}),
+            l.Op("masked_fill", {broadcast("other", y), l.T("condition"), l.Fl(0.0)})}));
 }
 
 // nll_loss_backward(g, x [N, C], t [N], None, reduction, ignore, total_weight) for mean and sum,
@@ -1167,6 +1220,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"log_softmax_backward_data", LogSoftmaxBackwardData},
       {"logical_and", LogicalAnd},
       {"logical_or", LogicalOr},
+      {"eq", Eq},
       {"lt", Lt},
       {"masked_fill", MaskedFill},
       {"max_dim", MaxDim},
@@ -1205,7 +1259,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"transpose", Transpose},
       {"unified_attention", UnifiedAttention},
       {"unsqueeze", Unsqueeze},
-      {"where_scalar_other", WhereScalarOther},
+      {"where", Where},
       {"zeros", Zeros},
   };
   return table;

@@ -21,15 +21,15 @@ const std::vector<TensorOpInfo> kOwnOps = {
     {"flt", 0, true, TensorRule::kNone},
     {"tensor", 0, true, TensorRule::kLeaf},
     // relation vocabulary
-    {"concat", kVariadic, true, TensorRule::kConcat},     // (concat dim xs...)
-    {"slice", 4, true, TensorRule::kSlice},               // (slice x dim start end)
-    {"sumr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise sum of xs
-    {"maxr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise max of xs
-    {"minr", kVariadic, true, TensorRule::kSameAsAll},    // elementwise min of xs
-    {"scale", 2, true, TensorRule::kUnary},               // (scale x (flt f)) = f * x
-    {"reshape", kVariadic, true, TensorRule::kReshape},   // (reshape x sizes...)
-    {"transpose", 3, true, TensorRule::kTranspose},       // (transpose x d0 d1)
-    {"permute", kVariadic, true, TensorRule::kPermute},   // (permute x dims...)
+    {"concat", kVariadic, true, TensorRule::kConcat},    // (concat dim xs...)
+    {"slice", 4, true, TensorRule::kSlice},              // (slice x dim start end)
+    {"sumr", kVariadic, true, TensorRule::kSameAsAll},   // elementwise sum of xs
+    {"maxr", kVariadic, true, TensorRule::kSameAsAll},   // elementwise max of xs
+    {"minr", kVariadic, true, TensorRule::kSameAsAll},   // elementwise min of xs
+    {"scale", 2, true, TensorRule::kUnary},              // (scale x (flt f)) = f * x
+    {"reshape", kVariadic, true, TensorRule::kReshape},  // (reshape x sizes...)
+    {"transpose", 3, true, TensorRule::kTranspose},      // (transpose x d0 d1)
+    {"permute", kVariadic, true, TensorRule::kPermute},  // (permute x dims...)
     // compute ops (the operators that mirror an ATen operator exactly are not listed: they come
     // from the registry's entries, ir::OpLowering::kMirror, after these)
     {"add", 2, false, TensorRule::kBroadcast},
@@ -38,66 +38,67 @@ const std::vector<TensorOpInfo> kOwnOps = {
     {"div", 2, false, TensorRule::kBroadcast},
     {"lt", 2, false, TensorRule::kCompare},
     {"ge", 2, false, TensorRule::kCompare},
+    {"eq", 2, false, TensorRule::kCompare},
     // d/dx gelu(x) = Phi(x) + x phi(x) (exact, erf form): gelu_backward(g, x) is g * gelu_grad(x).
     {"gelu_grad", 1, false, TensorRule::kUnary, nullptr, true},
     {"mm", 2, false, TensorRule::kMatmul},
     {"bmm", 2, false, TensorRule::kBatchMatmul},
-    {"softmax", 2, false, TensorRule::kUnary},            // (softmax x dim)
-    {"sum_dim", 3, false, TensorRule::kReduceDim},        // (sum_dim x dim keepdim)
-    {"max_dim", 3, false, TensorRule::kReduceDim},        // values of max over dim
+    {"softmax", 2, false, TensorRule::kUnary},      // (softmax x dim)
+    {"sum_dim", 3, false, TensorRule::kReduceDim},  // (sum_dim x dim keepdim)
+    {"max_dim", 3, false, TensorRule::kReduceDim},  // values of max over dim
     {"mean_dim", 3, false, TensorRule::kReduceDim},
     {"sum_all", 1, false, TensorRule::kReduceAll},
-    {"layernorm", 5, false, TensorRule::kUnary},          // (layernorm x w b ndims (flt eps))
-    {"rmsnorm", 3, false, TensorRule::kUnary},            // (rmsnorm x w (flt eps))
-    {"masked_fill", 3, false, TensorRule::kUnary},        // (masked_fill x mask (flt v))
-    {"embedding", 2, false, TensorRule::kEmbedding},      // (embedding weight indices)
+    {"layernorm", 5, false, TensorRule::kUnary},      // (layernorm x w b ndims (flt eps))
+    {"rmsnorm", 3, false, TensorRule::kUnary},        // (rmsnorm x w (flt eps))
+    {"masked_fill", 3, false, TensorRule::kUnary},    // (masked_fill x mask (flt v))
+    {"embedding", 2, false, TensorRule::kEmbedding},  // (embedding weight indices)
     // Random masks are modelled as a fixed function of the masked tensor's elements (and p): the
     // documented assumption that S's random stream follows the layout of its input across ranks.
-    {"dropout_mask", 2, false, TensorRule::kCompare},     // (dropout_mask x (flt p)) -> bool
-    {"opaque", kVariadic, false, TensorRule::kOpaque},    // (opaque (num code) inputs...)
+    {"dropout_mask", 2, false, TensorRule::kCompare},   // (dropout_mask x (flt p)) -> bool
+    {"opaque", kVariadic, false, TensorRule::kOpaque},  // (opaque (num code) inputs...)
     // vLLM kernels: rotary embedding of x [tokens, heads*head_size] at `positions` from
     // `cache` [max_pos, rot_dim] = [cos | sin] (neox: rotate halves, else interleaved pairs), and
     // causal attention of q [T, Hq, d] over k, v [T, Hkv, d] (Hq a multiple of Hkv: GQA).
-    {"rope", 5, false, TensorRule::kUnary},               // (rope x positions cache hs neox)
-    {"attention", 4, false, TensorRule::kUnary},          // (attention q k v (num layer))
-    {"or", 2, false, TensorRule::kCompare},               // (or a b): logical or of bool masks
-    {"and", 2, false, TensorRule::kCompare},              // (and a b): logical and of bool masks
-    {"not", 1, false, TensorRule::kUnary},                // (not m): logical not of a bool mask
+    {"rope", 5, false, TensorRule::kUnary},       // (rope x positions cache hs neox)
+    {"attention", 4, false, TensorRule::kUnary},  // (attention q k v (num layer))
+    {"or", 2, false, TensorRule::kCompare},       // (or a b): logical or of bool masks
+    {"and", 2, false, TensorRule::kCompare},      // (and a b): logical and of bool masks
+    {"not", 1, false, TensorRule::kUnary},        // (not m): logical not of a bool mask
     // bmm with any number of batch dims: what a bmm over merged [B, H] batches is per (b, h).
-    {"matmul", 2, false, TensorRule::kBatchedMatmul},     // (matmul a b)
+    {"matmul", 2, false, TensorRule::kBatchedMatmul},  // (matmul a b)
     // x[..., ids[...]]: one entry of x's last dim per position, the target logit a cross entropy
     // reads (x[arange(n), ids] on a 2-d x).
-    {"pick", 2, false, TensorRule::kPick},                // (pick x ids)
+    {"pick", 2, false, TensorRule::kPick},  // (pick x ids)
     // A constant tensor (zeros, ones_like, full); the dtype is ir::DType's enumerator value and v
     // a number class (flt, or num in self-tests). Not a relation op: a relation names D tensors
     // only, so S's constants are lowered where they are read (inference treats their producers
     // as input-free) and lemmas (add-zeros-*, slice-of-full) make them drop out.
-    {"full", kVariadic, false, TensorRule::kFull},        // (full v (num dtype) sizes...)
+    {"full", kVariadic, false, TensorRule::kFull},  // (full v (num dtype) sizes...)
     // The weight gradient of an embedding lookup: row k sums g over the positions whose id is k
     // (aten::embedding_dense_backward without padding index or frequency scaling).
     {"embedding_bwd", 3, false, TensorRule::kEmbeddingBwd},  // (embedding_bwd g ids rows)
     // 1 at column ids[...] of each row, 0 elsewhere: what a cross entropy's backward scatters
     // (nll_loss_backward; a loss_parallel rank's index_put into zeros). Ids are in [0, C), as a
     // loss's targets must be.
-    {"onehot", 3, false, TensorRule::kOnehot},            // (onehot ids C dtype)
+    {"onehot", 3, false, TensorRule::kOnehot},  // (onehot ids C dtype)
     // where(ids < 0, ids + n, ids) (any ids): how aten::index and index_put read ids in [-n, n)
     // (x[-1] is the last row). Lowerings write it unless the ids are proved non-negative
     // (index_domain.h), so the lookup ops above, whose lemmas assume ids in [0, n), only see
     // in-range ids; a hand-written where(x < 0, x + n, x) lowers to it too.
-    {"wrap_index", 2, false, TensorRule::kUnary},         // (wrap_index ids (num n))
+    {"wrap_index", 2, false, TensorRule::kUnary},  // (wrap_index ids (num n))
     // x converted to another dtype (ir::DType's enumerator value), as _to_copy / .to(dtype) do:
     // rounds to the target per element, so it commutes with what moves elements (concat, slice,
     // reshape) and not with a sum (a sum of rounded terms is not the rounded sum).
-    {"cast", 2, false, TensorRule::kCast},                // (cast x (num dtype))
+    {"cast", 2, false, TensorRule::kCast},  // (cast x (num dtype))
     // softmax whose rows of -inf only are 0 rather than NaN (aten::_safe_softmax, what SDPA's
     // math path applies so that a fully masked query row attends to nothing).
-    {"safe_softmax", 2, false, TensorRule::kUnary},       // (safe_softmax x dim)
+    {"safe_softmax", 2, false, TensorRule::kUnary},  // (safe_softmax x dim)
     // Scaled dot-product attention, safe_softmax(q k^T * scale [+ mask]) v over the last two
     // dims, query head h reading kv head h / (Hq / Hkv) (GQA). sdpa: causal 1 masks key j > query
     // i (top-left aligned, as torch's is_causal); sdpa_mask: a bool mask keeps its true entries,
     // a floating one is added to the scores.
-    {"sdpa", 5, false, TensorRule::kSdpa},                // (sdpa q k v (num causal) (flt scale))
-    {"sdpa_mask", 5, false, TensorRule::kSdpa},           // (sdpa_mask q k v mask (flt scale))
+    {"sdpa", 5, false, TensorRule::kSdpa},       // (sdpa q k v (num causal) (flt scale))
+    {"sdpa_mask", 5, false, TensorRule::kSdpa},  // (sdpa_mask q k v mask (flt scale))
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }

@@ -5,9 +5,12 @@
 #      w1/b1 column-sharded, w2 row-sharded, output replicated): S = the jitted function on one
 #      device, D = the module after XLA's SPMD partitioner, the spec from the PartitionSpecs
 #      (inputs named by jax's argument names): verify REFINES; the HLO keeps jax's source lines;
-#   2. jax.grad of it (--grad, tanh activation): REFINES;
+#   2. jax.grad of it (--grad, tanh and relu activations): REFINES; the relu gradient's compare
+#      flipped in D: never REFINES;
 #   2b. its sequence-parallel form (mlp_sp) on 4 devices: REFINES;
-#   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES;
+#   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES,
+#      also with its causal mask and rotary tables computed inside; the mask off by one or
+#      another rotary base in D: never REFINES;
 #   3. the same MLP with jax.shard_map and an explicit psum over 'tp': REFINES;
 #   4. its bug, the psum over the wrong (size-1) mesh axis 'dp': never REFINES;
 #   5. a malformed --mesh: exit 2 with the message.
@@ -69,9 +72,23 @@ grep -q '^program: 2 ranks' "$TMP/stats" || fail "stats: $(cat "$TMP/stats")"
 "$GG" import "$TMP/mlp/seq.hlo" -o "$TMP/seq.json" || fail "import"
 grep -q 'jax_models.py' "$TMP/seq.json" || fail "no source location in the imported S"
 
-# tanh: the relu gradient compares (aten::eq.Tensor), which the tensor language cannot lower yet
 capture grad gg_capture.jax_models:mlp --mesh tp=2 --grad --set activation=tanh
 refines grad
+# relu: jax's gradient of maximum compares (x == max(x, 0), 0 == max(x, 0)) and selects between
+# constants; REFINES. The first compare flipped to != in D: never REFINES.
+capture relu_grad gg_capture.jax_models:mlp --mesh tp=2 --grad
+refines relu_grad
+not_refines() {  # not_refines <dir> <D module> <what>
+  local code=0
+  "$GG" verify --seq "$TMP/$1/seq.hlo" --dist "$2" --relations "$TMP/$1/spec.rel" --no-timing \
+    --no-numeric >"$TMP/out" 2>"$TMP/err" || code=$?
+  [[ $code -eq 1 || $code -eq 3 ]] || fail "$3: exit $code: $(cat "$TMP/err" "$TMP/out")"
+  if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "$3 verified as REFINES"; fi
+}
+awk '!done && /compare\(.*direction=EQ/ { sub(/direction=EQ/, "direction=NE"); done = 1 } 1' \
+  "$TMP/relu_grad/dist.hlo" >"$TMP/relu_ne.hlo"
+! cmp -s "$TMP/relu_grad/dist.hlo" "$TMP/relu_ne.hlo" || fail "no EQ compare in the relu gradient"
+not_refines relu_grad "$TMP/relu_ne.hlo" "the relu gradient with != for =="
 
 # Sequence parallel on 4 devices: x's rows all-gathered, the output cut per device by
 # partition-id (a table of offsets and a dynamic-slice, folded to each rank's slice).
@@ -82,6 +99,18 @@ refines sp4
 # The Llama-style block (RMSNorm, rotary attention with an additive causal mask, SwiGLU).
 capture llama gg_capture.jax_models:llama_block --mesh tp=2
 refines llama
+# The same with the causal mask (jnp.tril, jnp.where) and the rotary tables (jnp.arange) computed
+# inside: values from no input, S's and D's alike; REFINES. D's mask off by one (> for >=) or
+# its rotary base changed: never REFINES.
+capture llama_where gg_capture.jax_models:llama_block --mesh tp=2 --set mask=where --set rope=computed
+refines llama_where
+awk '!done && /compare\(.*direction=GE/ { sub(/direction=GE/, "direction=GT"); done = 1 } 1' \
+  "$TMP/llama_where/dist.hlo" >"$TMP/mask_gt.hlo"
+! cmp -s "$TMP/llama_where/dist.hlo" "$TMP/mask_gt.hlo" || fail "no GE compare in the mask"
+not_refines llama_where "$TMP/mask_gt.hlo" "the causal mask off by one"
+sed -e 's/constant(10000)$/constant(500000)/' "$TMP/llama_where/dist.hlo" >"$TMP/rope_base.hlo"
+! cmp -s "$TMP/llama_where/dist.hlo" "$TMP/rope_base.hlo" || fail "no rotary base in D"
+not_refines llama_where "$TMP/rope_base.hlo" "another rotary base"
 
 capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2
 refines smap

@@ -6,7 +6,8 @@
   mlp_sp         the same with sequence parallelism (x's rows and the output's sharded too).
   llama_block    a Llama-style block (RMSNorm, rotary attention with an additive causal mask,
                  SwiGLU), Megatron TP; rotary tables and mask are inputs (--set mask=where
-                 builds the mask inside: verify UNKNOWN, aten::where.self has no lowering yet).
+                 builds the mask inside with jnp.tril and jnp.where, --set rope=computed the
+                 rotary tables from jnp.arange).
   mlp_shard_map  the same MLP written per device with jax.shard_map and an explicit psum over
                  `psum_axis` (default "tp"). With --mesh dp=1 --mesh tp=2 and --set psum_axis=dp
                  the psum sums over the wrong (size-1) axis: each device returns its partial
@@ -81,23 +82,29 @@ def _rotary(x, cos, sin):
     return jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 
 
-def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias"):
+def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope="input"):
     """A Llama-style block (RMSNorm, rotary attention, SwiGLU) with Megatron-style TP: wq/wk/wv
     and w_gate/w_up column-sharded (heads and FFN units split), wo and w_down row-sharded, norms
     and x replicated, the output replicated. mask: "bias" (an additive causal mask, an input:
     0 on and below the diagonal, -1e9 above, as Hugging Face models take it), "where" (jnp.tril
-    and jnp.where inside the block: aten::where.self has no lowering into the tensor language
-    yet, so verify says UNKNOWN) or "none"."""
+    and jnp.where inside the block) or "none". rope: "input" (the rotary tables are inputs, as
+    a model's precomputed buffers are) or "computed" (inside the block from jnp.arange; the
+    table inputs are then unused)."""
     if mask not in ("bias", "where", "none"):
         raise ValueError(f"mask {mask!r}: use bias, where or none")
+    if rope not in ("input", "computed"):
+        raise ValueError(f"rope {rope!r}: use input or computed")
     tp = _tp_axis(mesh)
     head_dim = dim // heads
 
-    # The rotary tables are inputs, as a model's precomputed buffers are: a value S computes
-    # from no input is not related to D's copy of it yet.
     def block(x, rope_cos, rope_sin, attn_bias, attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up,
               w_down):
         b, s, _ = x.shape
+        if rope == "computed":
+            inv_freq = 1.0 / (10000.0 ** (jnp.arange(0, head_dim // 2, dtype=jnp.float32)
+                                          / (head_dim // 2)))
+            freqs = jnp.outer(jnp.arange(s, dtype=jnp.float32), inv_freq)
+            rope_cos, rope_sin = jnp.cos(freqs), jnp.sin(freqs)
         h = _rms_norm(x, attn_norm)
         q = _rotary((h @ wq).reshape(b, s, -1, head_dim), rope_cos, rope_sin)
         k = _rotary((h @ wk).reshape(b, s, -1, head_dim), rope_cos, rope_sin)
