@@ -9,8 +9,8 @@
 #      flipped in D: never REFINES;
 #   2b. its sequence-parallel form (mlp_sp) on 4 devices: REFINES;
 #   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES,
-#      also with its causal mask and rotary tables computed inside; the mask off by one or
-#      another rotary base in D: never REFINES;
+#      also with its causal mask and rotary tables computed inside, and its --grad; the mask
+#      off by one or another rotary base in D: never REFINES;
 #   3. the same MLP with jax.shard_map and an explicit psum over 'tp': REFINES;
 #   4. its bug, the psum over the wrong (size-1) mesh axis 'dp': never REFINES;
 #   5. a malformed --mesh: exit 2 with the message.
@@ -111,6 +111,9 @@ not_refines llama_where "$TMP/mask_gt.hlo" "the causal mask off by one"
 sed -e 's/constant(10000)$/constant(500000)/' "$TMP/llama_where/dist.hlo" >"$TMP/rope_base.hlo"
 ! cmp -s "$TMP/llama_where/dist.hlo" "$TMP/rope_base.hlo" || fail "no rotary base in D"
 not_refines llama_where "$TMP/rope_base.hlo" "another rotary base"
+# jax.grad of the block (the RMSNorm backward's x * g and g * x, which XLA's CSE merges in D).
+capture llama_grad gg_capture.jax_models:llama_block --mesh tp=2 --grad
+refines llama_grad
 
 capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2
 refines smap
