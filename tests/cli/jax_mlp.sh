@@ -10,7 +10,8 @@
 #   2b. its sequence-parallel form (mlp_sp) on 4 devices: REFINES;
 #   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES,
 #      also with its causal mask and rotary tables computed inside, and its --grad; the mask
-#      off by one or another rotary base in D: never REFINES;
+#      off by one or another rotary base in D: never REFINES; in LibTorch builds the numeric
+#      check of the gradient HOLDS and verify of the off-by-one mask is a VIOLATION;
 #   3. the same MLP with jax.shard_map and an explicit psum over 'tp': REFINES;
 #   4. its bug, the psum over the wrong (size-1) mesh axis 'dp': never REFINES;
 #   5. a malformed --mesh: exit 2 with the message.
@@ -114,6 +115,24 @@ not_refines llama_where "$TMP/rope_base.hlo" "another rotary base"
 # jax.grad of the block (the RMSNorm backward's x * g and g * x, which XLA's CSE merges in D).
 capture llama_grad gg_capture.jax_models:llama_block --mesh tp=2 --grad
 refines llama_grad
+
+# With the numeric runtime (LibTorch builds: the plugin beside graphguard), HLO graphs run too:
+# check HOLDS on the block's gradient, and verify gives VIOLATION with numeric evidence for the
+# causal mask off by one.
+if [[ -f "$(dirname "$GG")/libgraphguard_runtime.so" ]]; then
+  code=0
+  "$GG" check --seq "$TMP/llama_grad/seq.hlo" --dist "$TMP/llama_grad/dist.hlo" \
+    --relations "$TMP/llama_grad/spec.rel" >"$TMP/out" 2>&1 || code=$?
+  [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^check: HOLDS' ||
+    fail "numeric check of the block's gradient: exit $code: $(cat "$TMP/out")"
+  code=0
+  "$GG" verify --seq "$TMP/llama_where/seq.hlo" --dist "$TMP/mask_gt.hlo" \
+    --relations "$TMP/llama_where/spec.rel" --no-timing >"$TMP/out" 2>&1 || code=$?
+  [[ $code -eq 1 ]] && head -1 "$TMP/out" | grep -q '^VIOLATION: .*numerically' ||
+    fail "numeric verify of the mask off by one: exit $code: $(head -3 "$TMP/out")"
+else
+  echo "jax_mlp: SKIP numeric runs: no runtime plugin beside $GG (laptop build)"
+fi
 
 capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2
 refines smap
