@@ -337,6 +337,7 @@ class Verifier {
     auto start = Clock::now();
     for (const Relation& r : spec_.inputs) Remember(r, {"spec: " + r.origin});
     for (const Relation& r : spec_.assumed) Remember(r, {"assumed: " + r.origin});
+    d_index_.AddComputedReplicas();
 
     needed_ = NeededNodes(s_graph_, spec_);
     // Cuts without a relation: a leaf nothing is known of. An operator of the region that reads
@@ -388,11 +389,57 @@ class Verifier {
     bool keep = options_.max_relations == 0 || list.size() < options_.max_relations;
     if (const auto* d = std::get_if<DTensor>(&r.expr.node().kind)) {
       d_index_.AddReplica(r.s_tensor, DKey{d->rank, d->tensor}, keep);
+    } else if (std::holds_alternative<Concat>(r.expr.node().kind)) {
+      std::vector<std::pair<std::vector<int64_t>, DKey>> pieces;
+      std::vector<int64_t> offsets(s_graph_.type(r.s_tensor).shape.size(), 0);
+      if (ConcatPieces(r.expr, offsets, &pieces)) {
+        for (const auto& [region, key] : pieces) {
+          d_index_.AddPieceReplica(r.s_tensor, region, key, keep);
+        }
+      }
     }
     if (keep) {
       exprs.insert(r.expr);
       list.push_back({r, std::move(proof)});
     }
+  }
+
+  // The D tensors of a tree of concats over D tensors with their regions in the whole (per dim
+  // the offset, then per dim the size), the piece at `offsets`; false for any other expression or
+  // a size that is not static. Returns the pieces' extent through `offsets`' dims.
+  bool ConcatPieces(const RelExpr& expr, std::vector<int64_t> offsets,
+                    std::vector<std::pair<std::vector<int64_t>, DKey>>* pieces,
+                    std::vector<int64_t>* extent = nullptr) const {
+    std::vector<int64_t> sizes;
+    if (const auto* d = std::get_if<DTensor>(&expr.node().kind)) {
+      const ir::TensorType& t = d_program_.rank(d->rank).type(d->tensor);
+      if (t.shape.size() != offsets.size()) return false;
+      for (const ir::Dim& dim : t.shape) {
+        if (!dim.is_static()) return false;
+        sizes.push_back(dim.value());
+      }
+      std::vector<int64_t> region = offsets;
+      region.insert(region.end(), sizes.begin(), sizes.end());
+      pieces->emplace_back(std::move(region), DKey{d->rank, d->tensor});
+    } else if (const auto* c = std::get_if<Concat>(&expr.node().kind)) {
+      const auto rank = static_cast<int64_t>(offsets.size());
+      const int64_t dim = c->dim < 0 ? c->dim + rank : c->dim;
+      if (dim < 0 || dim >= rank || c->children.empty()) return false;
+      for (const RelExpr& child : c->children) {
+        std::vector<int64_t> child_sizes;
+        if (!ConcatPieces(child, offsets, pieces, &child_sizes)) return false;
+        if (sizes.empty()) {
+          sizes = child_sizes;
+        } else {
+          sizes[static_cast<size_t>(dim)] += child_sizes[static_cast<size_t>(dim)];
+        }
+        offsets[static_cast<size_t>(dim)] += child_sizes[static_cast<size_t>(dim)];
+      }
+    } else {
+      return false;
+    }
+    if (extent) *extent = std::move(sizes);
+    return true;
   }
 
   // Lowers S node `sid` into `local` over its inputs' classes.
@@ -942,14 +989,46 @@ class Verifier {
         term_nodes.push_back(local.egraph().AddExprUncanonical(term));
       };
       record(best->expr);
-      // Every D tensor in the class is a relation too (replicas on other ranks).
+      // Every D tensor in the class is a relation too (replicas on other ranks), and so is every
+      // concat of D tensors (the shards of another data-parallel replica on a 2-D mesh: their
+      // pieces become replicas of the extracted one's, DIndex::AddPieceReplica).
+      const TensorLanguage& lang = TensorLanguage::Get();
+      auto d_tensor_node = [&](ClassId c) -> std::optional<ENode> {
+        for (const ENode& n : local.egraph().Nodes(c)) {
+          if (n.op == lang.tensor && local.leaves().at(n.payload).side == TensorLeaf::Side::kDist) {
+            return n;
+          }
+        }
+        return std::nullopt;
+      };
+      std::vector<RecExpr> concats;
       for (const ENode& n : local.egraph().Nodes(cls)) {
-        if (n.op != TensorLanguage::Get().tensor) continue;
-        if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
-        RecExpr single;
-        single.Add(n);
-        record(single);
+        if (n.op == lang.tensor) {
+          if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
+          RecExpr single;
+          single.Add(n);
+          record(single);
+        } else if (n.op == lang.concat && n.children.size() >= 3) {
+          RecExpr cat;
+          ENode root{lang.concat, 0, {}};
+          for (size_t c = 0; c < n.children.size(); ++c) {
+            std::optional<ENode> child;
+            if (c == 0) {
+              for (const ENode& k : local.egraph().Nodes(n.children[0])) {
+                if (k.op == lang.num) child = k;
+              }
+            } else {
+              child = d_tensor_node(n.children[c]);
+            }
+            if (!child) break;
+            root.children.push_back(cat.Add(*child));
+          }
+          if (root.children.size() != n.children.size()) continue;
+          cat.Add(root);
+          concats.push_back(std::move(cat));
+        }
       }
+      for (const RecExpr& cat : concats) record(cat);
       for (auto& runs : local.egraph().ExplainRuns(leaf_node, term_nodes)) {
         out.proofs.push_back(runs ? std::move(*runs) : std::vector<ProofRun>{});
       }
@@ -961,6 +1040,10 @@ class Verifier {
   }
 
   // Expected output relations: each must be in the class of its S tensor.
+  // How far back the output check's second try follows D's producers (a wait, a collective, the
+  // product it reduces, a reshape or two).
+  static constexpr int kOutputCheckProducerDepth = 6;
+
   void CheckOutputs() {
     std::optional<std::set<std::pair<int32_t, TensorRef>>> related_d;  // built on the first failure
     PlainRelations plain;
@@ -1002,6 +1085,23 @@ class Verifier {
           report = runner.Run();
         }
         check.implied = same(local.egraph());
+        if (!check.implied && report.stop == StopReason::kSaturated) {
+          // Second try: what computes the D tensors of both sides, a few operators back.
+          std::set<std::pair<int32_t, TensorRef>> leaves;
+          CollectDLeaves(expected.expr, &leaves);
+          for (const InferredRelation& rel : it->second) CollectDLeaves(rel.relation.expr, &leaves);
+          std::vector<DKey> keys;
+          for (const auto& [rank, tensor] : leaves) keys.push_back(DKey{rank, tensor});
+          local.ExpandProducers(keys, kOutputCheckProducerDepth);
+          local.ExpandD();
+          local.egraph().Rebuild();
+          if (!same(local.egraph())) {
+            Runner runner(local.egraph(), rules_, options_.per_node);
+            runner.WithGoal(same);
+            report = runner.Run();
+          }
+          check.implied = same(local.egraph());
+        }
         if (!check.implied) {
           check.detail = "inferred " + RelationToString(it->second.front().relation, s_graph_) +
                          ", which the lemmas do not show equal to the expectation (" +

@@ -391,6 +391,55 @@ std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
 // such concat (in piece order) fixes d; every other piece must have one on d with its sizes, or be
 // a constant (full v t ...), which along d is the concat of the same constant at those sizes (the
 // fills of a pad of a tensor sharded on another dim).
+// (mm (concat 1 ?xs...) (concat 0 ?ys...)): the sum over groups of consecutive pieces whose
+// inner sizes agree, mm(cat(1, xs of group i), cat(0, ys of group i)), a piece alone unwrapped.
+// Equal splits give one group per piece (the row-parallel linear); a finer side is grouped to the
+// coarser one's splits (a batch-split gradient against an expand written as a concat of copies).
+std::optional<ClassId> MmConcatInner(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.empty() || ys.empty()) return std::nullopt;
+  auto inner = [&](ClassId c, size_t dim) -> std::optional<int64_t> {
+    auto shape = ShapeOf(g, c);
+    if (!shape || shape->size() != 2) return std::nullopt;
+    return (*shape)[dim];
+  };
+  std::vector<std::pair<std::vector<ClassId>, std::vector<ClassId>>> groups;
+  size_t i = 0, j = 0;
+  while (i < xs.size() || j < ys.size()) {
+    std::vector<ClassId> gx, gy;
+    int64_t sx = 0, sy = 0;
+    do {
+      if (sx <= sy) {
+        if (i == xs.size()) return std::nullopt;
+        auto k = inner(xs[i], 1);
+        if (!k) return std::nullopt;
+        sx += *k;
+        gx.push_back(xs[i++]);
+      } else {
+        if (j == ys.size()) return std::nullopt;
+        auto k = inner(ys[j], 0);
+        if (!k) return std::nullopt;
+        sy += *k;
+        gy.push_back(ys[j++]);
+      }
+    } while (sx != sy || gx.empty() || gy.empty());
+    groups.emplace_back(std::move(gx), std::move(gy));
+  }
+  // One group of several pieces is the term itself (single pieces: a sum of one, as for W = 1).
+  if (groups.size() < 2 && (xs.size() > 1 || ys.size() > 1)) return std::nullopt;
+  auto join = [&](const std::vector<ClassId>& pieces, int64_t dim) {
+    if (pieces.size() == 1) return pieces[0];
+    std::vector<ClassId> children{AddNum(g, dim)};
+    children.insert(children.end(), pieces.begin(), pieces.end());
+    return AddOp(g, Lang().concat, std::move(children));
+  };
+  const OpId mm = *Lang().ops().Find("mm");
+  std::vector<ClassId> terms;
+  for (const auto& [gx, gy] : groups) terms.push_back(AddOp(g, mm, {join(gx, 1), join(gy, 0)}));
+  return AddOp(g, Lang().sumr, std::move(terms));
+}
+
 std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
   const auto& xs = b.List("xs");
   if (xs.size() < 2) return std::nullopt;
@@ -1238,15 +1287,24 @@ std::optional<ClassId> BmmOfMergedBatch(EGraph& g, const Bindings& b) {
 
 // (reshape (sumr ?xs...) ?ss...): reshape is linear, (sumr (reshape x_i ?ss...)...). An applier
 // only because the RHS repeats per ?xs while splicing all of ?ss into each element.
-std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
+// (OP (sumr ?xs...) ?ss...) for a linear OP with integer arguments ?ss (reshape, permute):
+// (sumr (OP ?x ?ss...) ...). A rule line cannot repeat a list variable inside a per-element
+// template.
+std::optional<ClassId> OfSumr(EGraph& g, const Bindings& b, OpId op) {
   const auto& ss = b.List("ss");
   std::vector<ClassId> terms;
   for (ClassId x : b.List("xs")) {
     std::vector<ClassId> args{x};
     args.insert(args.end(), ss.begin(), ss.end());
-    terms.push_back(AddOp(g, Lang().reshape, std::move(args)));
+    terms.push_back(AddOp(g, op, std::move(args)));
   }
   return AddOp(g, Lang().sumr, std::move(terms));
+}
+std::optional<ClassId> ReshapeOfSumr(EGraph& g, const Bindings& b) {
+  return OfSumr(g, b, Lang().reshape);
+}
+std::optional<ClassId> PermuteOfSumr(EGraph& g, const Bindings& b) {
+  return OfSumr(g, b, Lang().permute);
 }
 
 // ---- constant tensors -------------------------------------------------------------------------
@@ -1446,6 +1504,7 @@ ApplierTable BuildAppliers() {
   t.Add("slice-tiling", SliceTiling);
   t.Add("concat-flatten", ConcatFlatten);
   t.Add("concat-interchange", ConcatInterchange);
+  t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
@@ -1460,6 +1519,7 @@ ApplierTable BuildAppliers() {
   t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);
   t.Add("bmm-of-merged-batch", BmmOfMergedBatch);
   t.Add("reshape-of-sumr", ReshapeOfSumr);
+  t.Add("permute-of-sumr", PermuteOfSumr);
   t.Add("slice-of-full", SliceOfFull);
   t.Add("vocab-parallel-embedding-bwd", VocabParallelEmbeddingBwd);
   t.Add("vocab-parallel-neg-onehot", VocabParallelNegOnehot);

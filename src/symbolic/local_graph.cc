@@ -69,13 +69,17 @@ void HashCombine(size_t* seed, size_t v) {
   *seed ^= v + 0x9e3779b97f4a7c15ULL + (*seed << 6) + (*seed >> 2);
 }
 
-size_t HashValue(const ir::Value& v, const std::vector<ir::NodeId>& canonical) {
+// A node's tensor arguments are compared by a number per producer node: its representative
+// within one rank (CommonSubexpressions), or its value number across ranks (ComputedReplicas).
+using NodeNumbers = std::vector<ir::NodeId>;
+
+size_t HashValue(const ir::Value& v, const NodeNumbers& number) {
   size_t h = v.storage().index();
   if (v.is_tensor()) {
-    HashCombine(&h, static_cast<size_t>(canonical[v.as_tensor().node]));
+    HashCombine(&h, static_cast<size_t>(number[v.as_tensor().node]));
     HashCombine(&h, static_cast<size_t>(v.as_tensor().output));
   } else if (v.is_list()) {
-    for (const ir::Value& e : v.as_list()) HashCombine(&h, HashValue(e, canonical));
+    for (const ir::Value& e : v.as_list()) HashCombine(&h, HashValue(e, number));
   } else if (v.is_int()) {
     HashCombine(&h, std::hash<int64_t>()(v.as_int()));
   } else if (v.is_string()) {
@@ -84,34 +88,35 @@ size_t HashValue(const ir::Value& v, const std::vector<ir::NodeId>& canonical) {
   return h;  // other kinds: equal ones share the bucket, SameValue tells them apart
 }
 
-bool SameValue(const ir::Value& a, const ir::Value& b, const std::vector<ir::NodeId>& canonical) {
+bool SameValue(const ir::Value& a, const ir::Value& b, const NodeNumbers& number_a,
+               const NodeNumbers& number_b) {
   if (a.is_tensor() && b.is_tensor()) {
-    return canonical[a.as_tensor().node] == canonical[b.as_tensor().node] &&
+    return number_a[a.as_tensor().node] == number_b[b.as_tensor().node] &&
            a.as_tensor().output == b.as_tensor().output;
   }
   if (a.is_list() && b.is_list()) {
     const auto &x = a.as_list(), &y = b.as_list();
     if (x.size() != y.size()) return false;
     for (size_t i = 0; i < x.size(); ++i) {
-      if (!SameValue(x[i], y[i], canonical)) return false;
+      if (!SameValue(x[i], y[i], number_a, number_b)) return false;
     }
     return true;
   }
   return a == b;  // a NaN constant equals nothing: never merged
 }
 
-bool SameComputation(const ir::Node& a, const ir::Node& b,
-                     const std::vector<ir::NodeId>& canonical) {
+bool SameComputation(const ir::Node& a, const ir::Node& b, const NodeNumbers& number_a,
+                     const NodeNumbers& number_b) {
   if (a.op != b.op || a.functionalized != b.functionalized || a.args.size() != b.args.size() ||
       a.kwargs.size() != b.kwargs.size() || a.outputs.size() != b.outputs.size()) {
     return false;
   }
   for (size_t i = 0; i < a.args.size(); ++i) {
-    if (!SameValue(a.args[i], b.args[i], canonical)) return false;
+    if (!SameValue(a.args[i], b.args[i], number_a, number_b)) return false;
   }
   for (size_t i = 0; i < a.kwargs.size(); ++i) {
     if (a.kwargs[i].name != b.kwargs[i].name ||
-        !SameValue(a.kwargs[i].value, b.kwargs[i].value, canonical)) {
+        !SameValue(a.kwargs[i].value, b.kwargs[i].value, number_a, number_b)) {
       return false;
     }
   }
@@ -119,6 +124,13 @@ bool SameComputation(const ir::Node& a, const ir::Node& b,
     if (a.outputs[i].type != b.outputs[i].type) return false;
   }
   return true;
+}
+
+size_t HashComputation(const ir::Node& node, const NodeNumbers& number) {
+  size_t h = std::hash<std::string>()(node.op.ToString());
+  for (const ir::Value& v : node.args) HashCombine(&h, HashValue(v, number));
+  for (const ir::NamedArg& a : node.kwargs) HashCombine(&h, HashValue(a.value, number));
+  return h;
 }
 
 }  // namespace
@@ -130,12 +142,9 @@ std::vector<ir::NodeId> DIndex::CommonSubexpressions(const ir::Graph& graph) {
     canonical[id] = static_cast<ir::NodeId>(id);
     const ir::Node& node = graph.nodes[id];
     if (!Mergeable(node)) continue;
-    size_t h = std::hash<std::string>()(node.op.ToString());
-    for (const ir::Value& v : node.args) HashCombine(&h, HashValue(v, canonical));
-    for (const ir::NamedArg& a : node.kwargs) HashCombine(&h, HashValue(a.value, canonical));
-    std::vector<ir::NodeId>& bucket = buckets[h];
+    std::vector<ir::NodeId>& bucket = buckets[HashComputation(node, canonical)];
     for (ir::NodeId earlier : bucket) {
-      if (SameComputation(graph.nodes[earlier], node, canonical)) {
+      if (SameComputation(graph.nodes[earlier], node, canonical, canonical)) {
         canonical[id] = earlier;
         break;
       }
@@ -159,10 +168,107 @@ const std::vector<TensorRef>& DIndex::ReadInputs(int32_t rank, ir::NodeId id) co
 }
 
 void DIndex::AddReplica(TensorRef s_tensor, const DKey& given, bool member) {
-  const DKey key = Canonical(given);
   auto [it, fresh] = s_groups_.emplace(s_tensor, static_cast<uint32_t>(groups_.size()));
   if (fresh) groups_.emplace_back();
-  uint32_t group = it->second;
+  AddToGroup(it->second, given, member);
+}
+
+void DIndex::AddPieceReplica(TensorRef s_tensor, const std::vector<int64_t>& region,
+                             const DKey& given, bool member) {
+  auto [it, fresh] = piece_groups_.emplace(std::make_pair(s_tensor, region),
+                                           static_cast<uint32_t>(groups_.size()));
+  if (fresh) groups_.emplace_back();
+  AddToGroup(it->second, given, member);
+}
+
+void DIndex::AddCollectiveReplicas() {
+  for (const auto& [self, call] : peers_) {
+    if (call.size() < 2 || call.front() != self) continue;  // each call once
+    const ir::CollectiveKind kind = Collective(self.first, self.second);
+    if (kind != ir::CollectiveKind::kAllReduce && kind != ir::CollectiveKind::kAllGather &&
+        kind != ir::CollectiveKind::kBroadcast) {
+      continue;
+    }
+    // Only a complete call: every member of the group took part.
+    const std::string group_name = GroupName(program_.rank(self.first).node(self.second));
+    if (call.size() != Members(group_name).size()) continue;
+    const auto group = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+    for (const auto& [rank, id] : call)
+      Join(group, ReplicaId(Canonical(DKey{rank, TensorRef{id, 0}})));
+  }
+}
+
+void DIndex::AddComputedReplicas() {
+  if (computed_replicas_done_) return;
+  computed_replicas_done_ = true;
+  bool pieces = false;  // two concats of one S tensor share a piece region somewhere
+  for (const auto& [key, group] : piece_groups_)
+    pieces = pieces || groups_[group].members.size() > 1;
+  if (!pieces) return;
+  // Value numbers over every rank's nodes (representatives only): a replica takes its
+  // component's number; an operator computing what another does (same operator and
+  // arguments over tensors of equal numbers) the other's; anything else a fresh one.
+  const size_t world = program_.ranks.size();
+  std::vector<NodeNumbers> number(world);
+  std::map<uint32_t, ir::NodeId> component_number;
+  ir::NodeId next = 0;
+  struct Seen {
+    int32_t rank;
+    ir::NodeId id;
+  };
+  std::unordered_map<size_t, std::vector<Seen>> buckets;
+  std::map<ir::NodeId, std::vector<DKey>> members;  // number -> nodes computing it
+  for (size_t r = 0; r < world; ++r) {
+    const ir::Graph& g = program_.ranks[r];
+    number[r].assign(g.nodes.size(), 0);
+    const auto rank = static_cast<int32_t>(r);
+    for (size_t id = 0; id < g.nodes.size(); ++id) {
+      const auto nid = static_cast<ir::NodeId>(id);
+      if (canonical_[r][id] != nid) {
+        number[r][id] = number[r][canonical_[r][id]];
+        continue;
+      }
+      const ir::Node& node = g.nodes[id];
+      ir::NodeId n = next;
+      auto replica = replica_ids_.find(DKey{rank, TensorRef{nid, 0}});
+      if (node.outputs.size() == 1 && replica != replica_ids_.end()) {
+        n = component_number.emplace(Root(replica->second), next).first->second;
+      } else if (Collective(rank, nid) == ir::CollectiveKind::kWait &&
+                 !tensor_inputs_[r][id].empty()) {
+        n = number[r][tensor_inputs_[r][id][0].node];
+      } else if (node.kind == ir::NodeKind::kOperator && Mergeable(node)) {
+        std::vector<Seen>& bucket = buckets[HashComputation(node, number[r])];
+        for (const Seen& earlier : bucket) {
+          if (SameComputation(program_.ranks[earlier.rank].nodes[earlier.id], node,
+                              number[earlier.rank], number[r])) {
+            n = number[earlier.rank][earlier.id];
+            break;
+          }
+        }
+        if (n == next) bucket.push_back(Seen{rank, nid});
+      }
+      if (n == next) ++next;
+      number[r][id] = n;
+      members[n].push_back(DKey{rank, TensorRef{nid, 0}});
+    }
+  }
+  for (const auto& [n, keys] : members) {
+    std::set<int32_t> ranks;
+    for (const DKey& k : keys) ranks.insert(k.rank);
+    if (ranks.size() < 2) continue;
+    const ir::Node& node = program_.rank(keys[0].rank).node(keys[0].ref.node);
+    if (node.kind != ir::NodeKind::kOperator) continue;  // inputs: their groups exist
+    for (int32_t out = 0; out < static_cast<int32_t>(node.outputs.size()); ++out) {
+      const auto group = static_cast<uint32_t>(groups_.size());
+      groups_.emplace_back();
+      for (const DKey& k : keys) Join(group, ReplicaId(DKey{k.rank, TensorRef{k.ref.node, out}}));
+    }
+  }
+}
+
+void DIndex::AddToGroup(uint32_t group, const DKey& given, bool member) {
+  const DKey key = Canonical(given);
   if (!member) {
     // A replica of the present members only: a group of its own holding them and the key.
     if (groups_[group].members.empty()) return;
@@ -348,6 +454,32 @@ void LocalGraph::ExpandD() {
         d_limit_hit_ = true;
         return;
       }
+    }
+  }
+}
+
+void LocalGraph::ExpandProducers(const std::vector<DKey>& from, int depth) {
+  std::vector<std::pair<DKey, int>> queue;
+  std::set<std::pair<int32_t, ir::NodeId>> seen;
+  for (const DKey& key : from) queue.emplace_back(d_index_.Canonical(key), 0);
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const auto [key, level] = queue[head];
+    if (level >= depth || added_d_.size() >= options_.max_d_nodes) continue;
+    if (d_program_.rank(key.rank).node(key.ref.node).kind != ir::NodeKind::kOperator) continue;
+    std::vector<std::pair<int32_t, ir::NodeId>> members = {{key.rank, key.ref.node}};
+    const ir::CollectiveKind kind = d_index_.Collective(key.rank, key.ref.node);
+    if (kind != ir::CollectiveKind::kNone && kind != ir::CollectiveKind::kWait) {
+      const auto* peers = d_index_.Peers(key.rank, key.ref.node);
+      if (!peers) continue;
+      members = *peers;
+    }
+    for (const auto& [rank, id] : members) {
+      if (!seen.insert({rank, id}).second) continue;
+      for (TensorRef in : d_index_.ReadInputs(rank, id)) {
+        DLeaf(rank, in, 0);
+        queue.emplace_back(DKey{rank, in}, level + 1);
+      }
+      AddD(rank, id, 0);
     }
   }
 }

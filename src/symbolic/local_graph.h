@@ -105,6 +105,7 @@ class DIndex {
         }
       }
     }
+    AddCollectiveReplicas();
   }
 
   // Common subexpressions of D: an operator of a rank that computes what an earlier one of that
@@ -180,6 +181,20 @@ class DIndex {
   // all of them, so pairs would grow with the cube of the depth.
   void AddReplica(TensorRef s_tensor, const DKey& key, bool member);
 
+  // `key` is the piece at `region` (per dim its offset, then per dim its size) of a concat
+  // related to `s_tensor`: a replica of the pieces at the same region of the S tensor's other
+  // concats (S == concat(0, a, b) == concat(0, c, d) with a and c alike in shape gives a == c:
+  // the data-parallel replicas of a tensor-parallel shard on a 2-D mesh).
+  void AddPieceReplica(TensorRef s_tensor, const std::vector<int64_t>& region, const DKey& key,
+                       bool member);
+
+  // Once the input relations' replicas are known, D tensors that the same deterministic
+  // operators compute from replicas on different ranks are replicas too (value numbering across
+  // ranks): on a 2-D mesh, dp replica 1's activations are replica 0's. Runs once, and only when
+  // some piece replica exists (a mesh of two or more axes; elsewhere the relations inference
+  // finds relate the replicas, and the index stays as it was).
+  void AddComputedReplicas();
+
   // When one group spans the component of `key` (every two of its members are replicas: the
   // usual shape), its members in increasing order; nullptr otherwise or without replicas.
   const std::vector<DKey>* ReplicaClique(const DKey& key) const;
@@ -194,6 +209,11 @@ class DIndex {
   };
 
   uint32_t ReplicaId(const DKey& key);
+  void AddToGroup(uint32_t group, const DKey& key, bool member);
+  // The members of one all-reduce, all-gather or broadcast call receive one value: their outputs
+  // are replicas (on a 2-D mesh, a relation found through the all-reduce of one data-parallel
+  // replica then reaches the other's).
+  void AddCollectiveReplicas();
   uint32_t Root(uint32_t id) const {
     while (comp_parent_[id] != id) id = comp_parent_[id] = comp_parent_[comp_parent_[id]];
     return id;
@@ -213,6 +233,8 @@ class DIndex {
   mutable std::vector<std::vector<int8_t>> input_free_;     // kUnknown, 0 or 1
   mutable std::vector<std::vector<int8_t>> relation_only_;  // kUnknown, 0 or 1
   std::map<TensorRef, uint32_t> s_groups_;                  // S tensor -> its group
+  std::map<std::pair<TensorRef, std::vector<int64_t>>, uint32_t> piece_groups_;  // (S, region)
+  bool computed_replicas_done_ = false;
   std::vector<ReplicaGroup> groups_;
   std::map<DKey, uint32_t> replica_ids_;
   std::vector<DKey> replica_keys_;
@@ -289,6 +311,12 @@ class LocalGraph {
 
   // Adds D operators reachable from the D leaves present, within the hop and size limits.
   void ExpandD();
+
+  // Adds the producers of the D tensors `from`, theirs, and so on, `depth` operators back (a
+  // collective with its peers; within max_d_nodes). The output check's second try: two D tensors
+  // can be equal by what computes them, not by what reads them (the all-reduces of two
+  // data-parallel replicas over their tensor-parallel groups sum replicas of one value).
+  void ExpandProducers(const std::vector<DKey>& from, int depth);
 
   // Limits the D operators ExpandD may add to those on a path between the D tensors present now
   // (the related ones) and the D tensors of `targets`: the producers of the targets, theirs, and

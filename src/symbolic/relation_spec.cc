@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <charconv>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -55,7 +56,7 @@ struct Selector {
 };
 
 struct Statement {
-  enum Kind { kLet, kGroup, kInput, kOutput, kAssume, kConstant, kRng, kCut, kExpect };
+  enum Kind { kLet, kGroup, kMesh, kInput, kOutput, kAssume, kConstant, kRng, kCut, kExpect };
   Kind kind = kLet;
   int line = 0;
   std::string text;  // the statement's source, comments removed, whitespace collapsed
@@ -63,7 +64,8 @@ struct Statement {
   ExprPtr value;     // let / group value
   std::vector<Selector> selectors;
   bool cycle = false;
-  std::vector<ExprPtr> rules;  // one rule, or the cycle's rules (cut: none or one)
+  std::vector<ExprPtr> rules;     // one rule, or the cycle's rules (cut: none or one); mesh: sizes
+  std::vector<std::string> axes;  // mesh: the axis names, in order
 };
 
 struct SpecAst {
@@ -334,8 +336,10 @@ class SpecParser {
     const Token& head = Peek();
     st.line = head.line;
     if (head.kind != Token::kIdent) {
-      Error(head, "expected a statement (let, group, input, inputs, output, outputs, assume, "
-                  "cut, expect), found " + Describe(head));
+      Error(head,
+            "expected a statement (let, group, mesh, input, inputs, output, outputs, "
+            "assume, cut, expect), found " +
+                Describe(head));
     }
     std::string word = Next().text;
     if (word == "let" || word == "group") {
@@ -344,6 +348,21 @@ class SpecParser {
       if (kReserved.count(st.name)) Error(head, "'" + st.name + "' is a reserved word");
       ExpectPunct("=", "after the name");
       st.value = ParseExpr();
+    } else if (word == "mesh") {
+      // mesh AXIS = SIZE, AXIS = SIZE, ...: the active group's ranks as a row-major device mesh
+      // (the last axis varies fastest), which `placements(...)` rules refer to.
+      st.kind = Statement::kMesh;
+      do {
+        const Token& name = Peek();
+        std::string axis = ExpectIdent("a mesh axis name (mesh dp = 2, tp = 4)");
+        if (kReserved.count(axis)) Error(name, "'" + axis + "' is a reserved word");
+        if (std::find(st.axes.begin(), st.axes.end(), axis) != st.axes.end()) {
+          Error(name, "mesh axis '" + axis + "' is named twice");
+        }
+        ExpectPunct("=", "after the mesh axis name (mesh dp = 2, tp = 4)");
+        st.axes.push_back(axis);
+        st.rules.push_back(ParseExpr());
+      } while (AcceptPunct(","));
     } else if (word == "input" || word == "inputs" || word == "output" || word == "outputs" ||
                word == "assume" || word == "cut" || word == "expect") {
       st.kind = word == "assume"   ? Statement::kAssume
@@ -391,8 +410,8 @@ class SpecParser {
       }
     } else {
       Error(head, "unknown statement '" + word +
-                      "' (expected let, group, input, inputs, output, outputs, assume, cut, "
-                      "expect, constant, rng)");
+                      "' (expected let, group, mesh, input, inputs, output, outputs, assume, "
+                      "cut, expect, constant, rng)");
     }
     const Token& end = Peek();
     if (end.kind != Token::kNewline && end.kind != Token::kEnd) {
@@ -622,13 +641,15 @@ class SpecParser {
 
   // Words that cannot start an expression.
   static inline const std::set<std::string> kKeywords = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "cut", "expect",
-      "constant", "rng", "cycle", "for", "in", "if", "and", "or", "not"};
+      "let",    "group", "mesh",   "input",    "inputs", "output", "outputs",
+      "assume", "cut",   "expect", "constant", "rng",    "cycle",  "for",
+      "in",     "if",    "and",    "or",       "not"};
   // Words that cannot be bound by let or group: keywords, built-in names and rule shorthands.
   static inline const std::set<std::string> kReserved = {
-      "let", "group", "input", "inputs", "output", "outputs", "assume", "cut", "expect",
-      "constant", "rng", "cycle", "for", "in", "if", "and", "or", "not", "D", "S", "all",
-      "ranks", "world", "replicate", "partial", "shard"};
+      "let",    "group", "mesh",   "input",     "inputs",  "output", "outputs",
+      "assume", "cut",   "expect", "constant",  "rng",     "cycle",  "for",
+      "in",     "if",    "and",    "or",        "not",     "D",      "S",
+      "all",    "ranks", "world",  "replicate", "partial", "shard",  "placements"};
 
   const Lexed& lexed_;
   const std::string& file_;
@@ -778,6 +799,36 @@ class Evaluator {
           for (int32_t r : ranks) v.list.push_back(Val::Int(r));
           Bind(st, v);
           active_ = ranks;
+          break;
+        }
+        case Statement::kMesh: {
+          Mesh mesh;
+          mesh.line = st.line;
+          mesh.ranks = active_;
+          int64_t count = 1;
+          for (size_t k = 0; k < st.axes.size(); ++k) {
+            Val size = Eval(*st.rules[k]);
+            if (size.kind != Val::kInt || size.i < 1 || size.i > d_.world_size()) {
+              Error(st.line, "mesh axis " + st.axes[k] +
+                                 " must have a positive integer size of "
+                                 "at most the " +
+                                 std::to_string(d_.world_size()) + " ranks");
+            }
+            mesh.axes.push_back(st.axes[k]);
+            mesh.sizes.push_back(size.i);
+            count *= size.i;
+          }
+          if (count != static_cast<int64_t>(active_.size())) {
+            std::string shape;
+            for (size_t k = 0; k < mesh.axes.size(); ++k) {
+              shape += (k ? " x " : "") + mesh.axes[k] + "=" + std::to_string(mesh.sizes[k]);
+            }
+            Error(st.line, "the mesh " + shape + " has " + std::to_string(count) +
+                               " devices but the active group has " +
+                               std::to_string(active_.size()) +
+                               " ranks; the sizes must multiply to the group's size");
+          }
+          mesh_ = std::move(mesh);
           break;
         }
         case Statement::kInput: {
@@ -1232,6 +1283,11 @@ class Evaluator {
   void Apply(const SpecExpr& rule, const Target& target, const std::string& note,
              std::vector<Relation>* out) {
     target_ = &target;
+    if (rule.kind == SpecExpr::kCall && rule.name == "placements") {
+      ApplyPlacements(rule, target, note, out);
+      target_ = nullptr;
+      return;
+    }
     std::string shorthand;
     std::vector<ExprPtr> args;
     if (rule.kind == SpecExpr::kName &&
@@ -1281,6 +1337,92 @@ class Evaluator {
       Add(target, RelExpr::Concat(dim.i, leaves), rule.line, note, out);
     }
     target_ = nullptr;
+  }
+
+  // placements(P0, ..., Pn-1[, D.name]): one placement per axis of the mesh, as DTensor
+  // writes a layout. shard(d) on an axis splits dim d over it (several axes on one dim: the
+  // earlier mesh axis is the major one, as in DTensor and jax's PartitionSpec(('dp', 'tp'))),
+  // partial sums over it, replicate repeats: one relation per combination of the replicated
+  // axes' indices, so every replica is related.
+  void ApplyPlacements(const SpecExpr& rule, const Target& target, const std::string& note,
+                       std::vector<Relation>* out) {
+    if (!mesh_) {
+      Error(rule.line, "placements(...) needs a mesh statement above it, e.g. mesh dp = 2, tp = 4");
+    }
+    const Mesh& mesh = *mesh_;
+    std::vector<ExprPtr> args = rule.args;
+    std::string family;
+    bool family_fqn = false;
+    if (!args.empty() && args.back()->kind == SpecExpr::kDRef && args.back()->args.empty()) {
+      family = args.back()->name;
+      family_fqn = args.back()->fqn;
+      args.pop_back();
+    }
+    const size_t n = mesh.axes.size();
+    if (args.size() != n) {
+      Error(rule.line, "placements takes one placement per mesh axis (" + std::to_string(n) +
+                           ", the mesh of line " + std::to_string(mesh.line) + "), got " +
+                           std::to_string(args.size()));
+    }
+    const int64_t rank_of_s = static_cast<int64_t>(s_.type(target.ref).shape.size());
+    std::vector<int> replicated, partial;
+    std::map<int64_t, std::vector<int>> sharded;  // dim -> its axes, in mesh order
+    for (size_t k = 0; k < n; ++k) {
+      const SpecExpr& p = *args[k];
+      const std::string what = "placement " + std::to_string(k) + " (axis " + mesh.axes[k] + ")";
+      if (p.kind == SpecExpr::kName && p.name == "replicate") {
+        replicated.push_back(static_cast<int>(k));
+      } else if (p.kind == SpecExpr::kName && p.name == "partial") {
+        partial.push_back(static_cast<int>(k));
+      } else if (p.kind == SpecExpr::kCall && p.name == "shard" && p.args.size() == 1) {
+        Val dim = Eval(*p.args[0]);
+        if (dim.kind != Val::kInt)
+          Error(rule.line, what + ": shard's dimension must be an integer");
+        int64_t d = dim.i < 0 ? dim.i + rank_of_s : dim.i;
+        if (d < 0 || d >= rank_of_s) {
+          Error(rule.line, what + ": dimension " + std::to_string(dim.i) + " is out of range for " +
+                               target.name + " (" + std::to_string(rank_of_s) + " dimensions)");
+        }
+        sharded[d].push_back(static_cast<int>(k));
+      } else {
+        Error(rule.line, what + " must be replicate, partial or shard(d)");
+      }
+    }
+    // Walks the indices of `axes` row-major, setting them in `index`, calling `body` for each.
+    std::vector<int64_t> index(n, 0);
+    auto each = [&](const std::vector<int>& axes, const auto& body) {
+      for (int a : axes) index[a] = 0;
+      for (;;) {
+        body();
+        size_t k = axes.size();
+        while (k > 0) {
+          const int a = axes[k - 1];
+          if (++index[a] < mesh.sizes[a]) break;
+          index[a] = 0;
+          --k;
+        }
+        if (k == 0) return;
+      }
+    };
+    auto leaf = [&]() {
+      int64_t linear = 0;
+      for (size_t k = 0; k < n; ++k) linear = linear * mesh.sizes[k] + index[k];
+      Step(rule.line);
+      return DLeaf(family, mesh.ranks[static_cast<size_t>(linear)], rule.line, family_fqn);
+    };
+    std::vector<int64_t> dims;
+    for (const auto& [d, axes] : sharded) dims.push_back(d);
+    std::function<RelExpr(size_t)> shards = [&](size_t k) -> RelExpr {
+      if (k == dims.size()) return leaf();
+      std::vector<RelExpr> parts;
+      each(sharded[dims[k]], [&] { parts.push_back(shards(k + 1)); });
+      return parts.size() == 1 ? parts[0] : RelExpr::Concat(dims[k], parts);
+    };
+    each(replicated, [&] {
+      std::vector<RelExpr> terms;
+      each(partial, [&] { terms.push_back(shards(0)); });
+      Add(target, terms.size() == 1 ? terms[0] : RelExpr::Sum(terms), rule.line, note, out);
+    });
   }
 
   // The D tensor for rank r: `name` if given, else the current target's counterpart (the
@@ -1542,7 +1684,7 @@ class Evaluator {
       RelExpr x = tensor_arg(0);
       return Val::Tensor(RelExpr::Permute(x, IntListOf(*e.args[1], "permute's order")));
     }
-    if (f == "replicate" || f == "partial" || f == "shard") {
+    if (f == "replicate" || f == "partial" || f == "shard" || f == "placements") {
       Error(e.line, "'" + f + "' is a whole rule; it cannot be part of an expression");
     }
     Error(e.line, "unknown function '" + f +
@@ -1642,6 +1784,14 @@ class Evaluator {
   const ir::Program& d_;
   std::vector<int32_t> all_ranks_;
   std::vector<int32_t> active_;
+  // The ranks of the group active at a `mesh` statement as a row-major device mesh.
+  struct Mesh {
+    std::vector<std::string> axes;
+    std::vector<int64_t> sizes;
+    std::vector<int32_t> ranks;
+    int line = 0;
+  };
+  std::optional<Mesh> mesh_;
   std::map<std::string, Val> globals_;
   std::vector<std::pair<std::string, int64_t>> locals_;
   const Statement* stmt_ = nullptr;

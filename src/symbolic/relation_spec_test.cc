@@ -354,6 +354,80 @@ TEST(RelationSpecTest, GroupsRestrictRanks) {
   EXPECT_EQ(RelationsOf(r.expected_outputs, s, "loss"), Strings{"sum(out_loss@0, out_loss@2)"});
 }
 
+// A 2 x 2 mesh (dp, tp) over ranks 0..3, row-major: rank = 2 * dp + tp.
+TEST(RelationSpecTest, MeshPlacementsRelateEveryReplica) {
+  ir::Graph s = MakeGraph(0,
+                          {{"x", "f32[4, 6]"},
+                           {"y", "f32[4, 6]"},
+                           {"z", "f32[8]"},
+                           {"g", "f32[6]"},
+                           {"w", "f32[4, 6]"}},
+                          {{"out", "f32[4, 6]"}});
+  ir::Program d;
+  for (int32_t r = 0; r < 4; ++r) {
+    d.ranks.push_back(MakeGraph(r,
+                                {{"x", "f32[2, 3]"},
+                                 {"y", "f32[4, 3]"},
+                                 {"z", "f32[2]"},
+                                 {"g", "f32[6]"},
+                                 {"w", "f32[4, 3]"}},
+                                {{"dout", "f32[2, 6]"}}));
+  }
+  SpecResult r = Eval(
+      "mesh dp = 2, tp = world / 2\n"
+      "input x = placements(shard(0), shard(1))\n"
+      "input y = placements(replicate, shard(1))\n"
+      "input z = placements(shard(0), shard(0))\n"
+      "input g = placements(partial, replicate)\n"
+      "input w = placements(shard(-1), partial)\n"
+      "output #0 = placements(shard(0), replicate)\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r.inputs, s, "x"),
+            Strings{"concat(0, concat(1, x@0, x@1), concat(1, x@2, x@3))"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "y"), (Strings{"concat(1, y@0, y@1)", "concat(1, y@2, y@3)"}));
+  // Two axes on one dim: dp is the major one.
+  EXPECT_EQ(RelationsOf(r.inputs, s, "z"), Strings{"concat(0, z@0, z@1, z@2, z@3)"});
+  EXPECT_EQ(RelationsOf(r.inputs, s, "g"), (Strings{"sum(g@0, g@2)", "sum(g@1, g@3)"}));
+  EXPECT_EQ(RelationsOf(r.inputs, s, "w"),
+            Strings{"sum(concat(1, w@0, w@2), concat(1, w@1, w@3))"});
+  EXPECT_EQ(RelationsOf(r.expected_outputs, s, "out"),
+            (Strings{"concat(0, dout@0, dout@2)", "concat(0, dout@1, dout@3)"}));
+
+  // A mesh over the active group; a D family as the last argument.
+  SpecResult sub = Eval(
+      "group odd = [1, 3]\nmesh pp = 2\ninput y = placements(shard(1), D.w)\n"
+      "group everyone = all\nmesh dp = 2, tp = 2\ninput x = placements(shard(0), shard(1))\n"
+      "input z = placements(shard(0), shard(0))\ninput g = placements(partial, replicate)\n"
+      "input w = placements(shard(1), partial)\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(sub.inputs, s, "y"), Strings{"concat(1, w@1, w@3)"});
+
+  // Each error stops the evaluation at its line, before coverage is checked.
+  auto has = [](const std::string& error, const std::string& part) {
+    return error.find(part) != std::string::npos;
+  };
+  std::string e = ErrorOf("input x = placements(shard(0), shard(1))\n", s, d);
+  EXPECT_TRUE(has(e, "1: placements(...) needs a mesh statement above it")) << e;
+  e = ErrorOf("mesh dp = 2, tp = 3\n", s, d);
+  EXPECT_TRUE(has(e, "1: the mesh dp=2 x tp=3 has 6 devices but the active group has 4 ranks"))
+      << e;
+  e = ErrorOf("mesh dp = 2, tp = 2\ninput x = placements(shard(0))\n", s, d);
+  EXPECT_TRUE(has(e,
+                  "2: placements takes one placement per mesh axis (2, the mesh of line 1), "
+                  "got 1"))
+      << e;
+  e = ErrorOf("mesh dp = 2, tp = 2\ninput x = placements(shard(2), replicate)\n", s, d);
+  EXPECT_TRUE(has(e, "2: placement 0 (axis dp): dimension 2 is out of range for x")) << e;
+  e = ErrorOf("mesh dp = 2, tp = 2\ninput x = placements(concat(0, D@0), replicate)\n", s, d);
+  EXPECT_TRUE(has(e, "2: placement 0 (axis dp) must be replicate, partial or shard(d)")) << e;
+  e = ErrorOf("mesh dp = 2, dp = 2\n", s, d);
+  EXPECT_TRUE(has(e, "1: mesh axis 'dp' is named twice")) << e;
+  e = ErrorOf("mesh dp = 4\ninput x = placements(replicate)\n", s, d);
+  EXPECT_TRUE(has(e, "2: relation for S tensor x has shape [2, 3]")) << e;
+  e = ErrorOf("mesh dp = 4\nlet k = placements(replicate)\n", s, d);
+  EXPECT_TRUE(has(e, "2: 'placements' is a whole rule")) << e;
+}
+
 TEST(RelationSpecTest, AssumeRelatesIntermediates) {
   ir::Graph s = SmallS();
   ir::Program d = SmallD(2);

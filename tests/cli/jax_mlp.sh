@@ -43,24 +43,7 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
   echo "jax_mlp: SKIP capture: no .venv with jax (run scripts/setup.sh); checked-in modules ok"
   exit 0
 fi
-capture() {  # capture <out dir> <args...>
-  local out=$1
-  shift
-  "$PY" -m gg_capture jax "$@" -o "$TMP/$out" >"$TMP/cap.out" 2>&1 ||
-    fail "capture $*: $(cat "$TMP/cap.out")"
-}
-verify() {  # verify <dir>: prints the exit code; the report in $TMP/out
-  local code=0
-  "$GG" verify --seq "$TMP/$1/seq.hlo" --dist "$TMP/$1/dist.hlo" --relations "$TMP/$1/spec.rel" \
-    --no-timing --no-numeric >"$TMP/out" 2>"$TMP/err" || code=$?
-  echo "$code"
-}
-refines() {  # refines <dir>
-  local code
-  code=$(verify "$1")
-  [[ $code -eq 0 ]] || fail "$1: exit $code: $(cat "$TMP/err" "$TMP/out" "$TMP/$1/spec.rel")"
-  head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "$1: $(head -1 "$TMP/out")"
-}
+source "$ROOT/tests/cli/lib/jax_capture.sh"
 
 capture mlp gg_capture.jax_models:mlp --mesh tp=2
 grep -q '^input "w1" = shard(1)$' "$TMP/mlp/spec.rel" || fail "spec: $(cat "$TMP/mlp/spec.rel")"

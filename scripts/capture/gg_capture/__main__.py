@@ -55,7 +55,15 @@ def main(argv=None):
     # python -m puts the current directory on sys.path; the console script does not
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    from . import api
+    try:
+        from . import api
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        print("graphguard-capture: the PyTorch capture needs torch, which this Python cannot "
+              "import; pip install 'graphguard-capture[torch]' (or torch), or run "
+              "scripts/setup.sh; `graphguard-capture jax ...` needs only jax", file=sys.stderr)
+        return 2
     start = time.time()
     try:
         api.capture(a.factory, tp=a.tp, mode=a.mode, out_dir=a.out,
@@ -70,7 +78,7 @@ def main(argv=None):
         if a.traceback:
             traceback.print_exc()
         print(f"graphguard-capture: tracing {a.factory} (--tp {a.tp} --mode {a.mode}) failed: "
-              f"{type(e).__name__}: {e}{api._user_frame(e)}; --traceback shows where",
+              f"{type(e).__name__}: {e}{api.user_frame(e)}; --traceback shows where",
               file=sys.stderr)
         return 2
     print(f"graphguard-capture: {a.factory} tp={a.tp} {a.mode} -> {a.out} "

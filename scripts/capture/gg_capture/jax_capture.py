@@ -24,8 +24,10 @@ argument sharded on dim d is the concat of the ranks' parameters on d, a replica
 each rank's; outputs alike). --grad captures jax.grad of the sum of the first output with
 respect to every argument instead (the gradients sharded as their arguments). The HLO keeps
 jax's source metadata (file and line per instruction). Devices are XLA's CPU host devices
-(XLA_FLAGS=--xla_force_host_platform_device_count=N, set here before jax is imported). The spec
-writer handles a mesh whose axes but one have size 1. Exit status: 0 written, 2 a problem in the
+(XLA_FLAGS=--xla_force_host_platform_device_count=N, set here before jax is imported). With one
+mesh axis of size > 1 the spec uses the shard/replicate shorthands over D's ranks; with more, a
+`mesh` statement (D's ranks = the mesh's devices, row-major) and one placements(...) rule per
+argument and output, one placement per mesh axis. Exit status: 0 written, 2 a problem in the
 input (the message says what and what to do).
 """
 import argparse
@@ -177,16 +179,41 @@ def _rule(spec, shape, axis, size, what):
     return f"shard({d})"
 
 
-def _sharded_axis(mesh_axes):
-    big = [(a, n) for a, n in mesh_axes if n > 1]
-    if len(big) != 1:
-        raise JaxCaptureError(f"mesh {dict(mesh_axes)}: the spec writer handles one axis of size "
-                              "> 1 (give the others size 1)")
-    return big[0]
+def _placements(spec, shape, mesh_axes, what):
+    """One PartitionSpec as the spec language's placements(...) over the whole mesh: per mesh
+    axis, shard(d) where the axis splits dim d, else replicate."""
+    entries = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+    order = [a for a, _ in mesh_axes]
+    sizes = dict(mesh_axes)
+    placement = {a: "replicate" for a in order}
+    for d, entry in enumerate(entries):
+        axes = [a for a in _as_tuple(entry) if a is not None]
+        if [a for a in order if a in axes] != axes:
+            raise JaxCaptureError(f"{what}: {spec} splits dim {d} over {tuple(axes)}, not in the "
+                                  f"mesh's axis order {tuple(order)}; the spec writer (DTensor "
+                                  "placements) takes the earlier mesh axis as the major one")
+        for a in axes:
+            if a not in sizes:
+                raise JaxCaptureError(f"{what}: {spec} names axis {a!r}, not a mesh axis")
+            placement[a] = f"shard({d})"
+        if shape[d] % math.prod(sizes[a] for a in axes):
+            raise JaxCaptureError(f"{what}: dim {d} of size {shape[d]} is not a multiple of the "
+                                  f"{math.prod(sizes[a] for a in axes)} devices of {tuple(axes)} "
+                                  "(XLA would pad the shards)")
+    return "placements(" + ", ".join(placement[a] for a in order) + ")"
+
+
+def _big_axes(mesh_axes):
+    return [(a, n) for a, n in mesh_axes if n > 1]
 
 
 def write_spec(program, mesh_axes, s_text, d_text, out_shapes):
-    axis, size = _sharded_axis(mesh_axes)
+    """The relation spec: with one mesh axis of size > 1 in the shard/replicate shorthands, with
+    more as a `mesh` statement and placements(...) rules (docs/relations.md)."""
+    big = _big_axes(mesh_axes)
+    if not big:
+        raise JaxCaptureError(f"mesh {dict(mesh_axes)} has one device; give a --mesh axis of "
+                              "size 2 or more")
     s_params, d_params = entry_parameters(s_text), entry_parameters(d_text)
     n = len(program.args)
     if len(s_params) != n or len(d_params) != n:
@@ -195,30 +222,46 @@ def write_spec(program, mesh_axes, s_text, d_text, out_shapes):
     fqns = [p[1] for p in s_params]
     by_fqn = (fqns == [p[1] for p in d_params] and all(fqns) and len(set(fqns)) == n
               and all('"' not in f for f in fqns))
-    lines = [f"// graphguard-capture jax: mesh {dict(mesh_axes)}; D ranks = devices along "
-             f"{axis!r}", "// inputs named by jax's argument names (the parameters' FQNs)"
-             if by_fqn else "// inputs by position; D's parameters named as the reader names"]
+    if len(big) == 1:
+        axis, size = big[0]
+        lines = [f"// graphguard-capture jax: mesh {dict(mesh_axes)}; D ranks = devices along "
+                 f"{axis!r}"]
+
+        def rule_of(spec, shape, what):
+            return _rule(spec, shape, axis, size, what)
+    else:
+        lines = [f"// graphguard-capture jax: mesh {dict(mesh_axes)}; D ranks = the devices of "
+                 "the mesh, row-major (the last axis varies fastest)",
+                 "mesh " + ", ".join(f"{a} = {k}" for a, k in mesh_axes)]
+
+        def rule_of(spec, shape, what):
+            return _placements(spec, shape, mesh_axes, what)
+    lines.append("// inputs named by jax's argument names (the parameters' FQNs)" if by_fqn
+                 else "// inputs by position; D's parameters named as the reader names")
     for k, (arg, spec) in enumerate(zip(program.args, program.in_specs)):
         what = f"argument {k} ({fqns[k] or 'unnamed'})"
-        rule = _rule(spec, tuple(arg.shape), axis, size, what)
+        rule = rule_of(spec, tuple(arg.shape), what)
         if by_fqn:
             lines.append(f'input "{fqns[k]}" = {rule}')
         else:
             d_name = d_params[k][0]
-            rule = (f"replicate(D.{d_name})" if rule == "replicate"
-                    else rule[:-1] + f", D.{d_name})")
+            # the rule's D family as its last argument: replicate(D.x), shard(1, D.x), ...
+            rule = (rule[:-1] + f", D.{d_name})" if rule.endswith(")")
+                    else f"{rule}(D.{d_name})")
             lines.append(f"input #{k} = {rule}")
     outs = program.out_specs
     out_specs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,) * len(out_shapes)
     for k, (shape, spec) in enumerate(zip(out_shapes, out_specs)):
-        lines.append(f"output #{k} = {_rule(spec, shape, axis, size, f'output {k}')}")
+        lines.append(f"output #{k} = {rule_of(spec, shape, f'output {k}')}")
     return "\n".join(lines) + "\n"
 
 
 def capture(ref, mesh_axes, out_dir, grad=False, **config):
     """Writes out_dir/seq.hlo, dist.hlo and spec.rel; returns their paths."""
-    from .api import CaptureError, load_factory
-    _sharded_axis(mesh_axes)  # before any compile
+    from .factory import CaptureError, load_factory
+    if not _big_axes(mesh_axes):  # before any compile
+        raise JaxCaptureError(f"mesh {dict(mesh_axes)} has one device; give a --mesh axis of "
+                              "size 2 or more")
     _set_host_devices(math.prod(n for _, n in mesh_axes))
     try:
         import jax
@@ -273,7 +316,7 @@ def main(argv=None):
         sys.path.insert(0, os.getcwd())
     start = time.time()
     try:
-        from .api import CaptureError, parse_sets
+        from .factory import CaptureError, parse_sets
         axes = parse_mesh(a.mesh)
         try:
             config = parse_sets(a.sets)

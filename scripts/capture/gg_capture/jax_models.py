@@ -3,11 +3,14 @@
   mlp            x @ w1 + b1, relu (or --set activation=tanh), @ w2 under jax.jit shardings:
                  Megatron-style TP (x replicated, w1 and b1 column-sharded, w2 row-sharded, the
                  output replicated); XLA's SPMD partitioner inserts the all-reduce.
+                 --set data=dp with a second mesh axis splits the batch too (TP x DP).
   mlp_sp         the same with sequence parallelism (x's rows and the output's sharded too).
   llama_block    a Llama-style block (RMSNorm, rotary attention with an additive causal mask,
                  SwiGLU), Megatron TP; rotary tables and mask are inputs (--set mask=where
                  builds the mask inside with jnp.tril and jnp.where, --set rope=computed the
-                 rotary tables from jnp.arange).
+                 rotary tables from jnp.arange); --set data=dp as for mlp.
+  mlp_dp_grads   the TP MLP's weight gradients per device with shard_map on a TP x DP mesh,
+                 all-reduced over dp by an explicit psum (--set grad_axis=tp: the wrong axis).
   mlp_shard_map  the same MLP written per device with jax.shard_map and an explicit psum over
                  `psum_axis` (default "tp"). With --mesh dp=1 --mesh tp=2 and --set psum_axis=dp
                  the psum sums over the wrong (size-1) axis: each device returns its partial
@@ -36,15 +39,25 @@ def _tp_axis(mesh):
     return "tp" if "tp" in mesh.axis_names else mesh.axis_names[-1]
 
 
-def mlp(mesh, batch=8, d_in=16, hidden=32, d_out=16, activation="relu"):
+def _data_axis(mesh, data):
+    """The mesh axis the batch is split over ("" for none): data parallelism on a 2-D mesh."""
+    if data and data not in mesh.axis_names:
+        raise ValueError(f"data {data!r} is not a mesh axis {mesh.axis_names}")
+    return data or None
+
+
+def mlp(mesh, batch=8, d_in=16, hidden=32, d_out=16, activation="relu", data=""):
+    """data=AXIS (e.g. --mesh dp=2 --mesh tp=2 --set data=dp): the batch rows of x and of the
+    output split over that axis too (TP x DP)."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation {activation!r}: use one of {sorted(_ACTIVATIONS)}")
-    tp = _tp_axis(mesh)
+    tp, dp = _tp_axis(mesh), _data_axis(mesh, data)
 
     def fn(x, w1, b1, w2):
         return _mlp(x, w1, b1, w2, activation)
 
-    return fn, _args(batch, d_in, hidden, d_out), (P(), P(None, tp), P(tp), P(tp, None)), P()
+    return (fn, _args(batch, d_in, hidden, d_out), (P(dp), P(None, tp), P(tp), P(tp, None)),
+            P(dp))
 
 
 def mlp_sp(mesh, batch=8, d_in=16, hidden=32, d_out=16, activation="relu"):
@@ -69,6 +82,33 @@ def mlp_shard_map(mesh, batch=8, d_in=16, hidden=32, d_out=16, psum_axis="tp"):
     return fn, _args(batch, d_in, hidden, d_out), in_specs, P()
 
 
+def mlp_dp_grads(mesh, batch=8, d_in=16, hidden=32, d_out=16, grad_axis="dp"):
+    """A training step's gradients written per device with jax.shard_map, as DDP computes them
+    on a TP x DP mesh (--mesh dp=2 --mesh tp=2): each device takes the gradients of its batch
+    shard's loss (the sum of its partial output) with respect to its TP shards of w1, b1, w2,
+    and all-reduces them over the data-parallel axis with an explicit psum over `grad_axis`.
+    The outputs are the full gradients (replicated over dp, TP-sharded). --set grad_axis=tp
+    reduces over the tensor-parallel axis instead: the bug of a gradient reduction on the wrong
+    mesh axis, which the checker must not pass."""
+    tp = _tp_axis(mesh)
+    if grad_axis not in mesh.axis_names:
+        raise ValueError(f"grad_axis {grad_axis!r} is not a mesh axis {mesh.axis_names}")
+    dp = next((a for a in mesh.axis_names if a != tp), None)
+    if dp is None:
+        raise ValueError("mlp_dp_grads needs a data axis besides tp: --mesh dp=2 --mesh tp=2")
+    weights = (P(None, tp), P(tp), P(tp, None))
+
+    def local(x, w1, b1, w2):
+        # sum(partial output) summed over tp is the batch shard's loss, so these are the TP
+        # shards' gradients of it without a reduction over tp
+        grads = jax.grad(lambda *w: jnp.sum(_mlp(x, *w)), argnums=(0, 1, 2))(w1, b1, w2)
+        return tuple(jax.lax.psum(g, grad_axis) for g in grads)
+
+    fn = jax.shard_map(local, mesh=mesh, in_specs=(P(dp),) + weights, out_specs=weights,
+                       check_vma=False)
+    return fn, _args(batch, d_in, hidden, d_out), (P(dp),) + weights, weights
+
+
 def _rms_norm(x, weight, eps=1e-6):
     return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
@@ -82,19 +122,21 @@ def _rotary(x, cos, sin):
     return jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 
 
-def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope="input"):
+def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope="input",
+                data=""):
     """A Llama-style block (RMSNorm, rotary attention, SwiGLU) with Megatron-style TP: wq/wk/wv
     and w_gate/w_up column-sharded (heads and FFN units split), wo and w_down row-sharded, norms
     and x replicated, the output replicated. mask: "bias" (an additive causal mask, an input:
     0 on and below the diagonal, -1e9 above, as Hugging Face models take it), "where" (jnp.tril
     and jnp.where inside the block) or "none". rope: "input" (the rotary tables are inputs, as
     a model's precomputed buffers are) or "computed" (inside the block from jnp.arange; the
-    table inputs are then unused)."""
+    table inputs are then unused). data=AXIS: x's and the output's batch split over that axis
+    (TP x DP)."""
     if mask not in ("bias", "where", "none"):
         raise ValueError(f"mask {mask!r}: use bias, where or none")
     if rope not in ("input", "computed"):
         raise ValueError(f"rope {rope!r}: use input or computed")
-    tp = _tp_axis(mesh)
+    tp, dp = _tp_axis(mesh), _data_axis(mesh, data)
     head_dim = dim // heads
 
     def block(x, rope_cos, rope_sin, attn_bias, attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up,
@@ -125,5 +167,5 @@ def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope
     shapes = [(batch, seq, dim), (seq, half), (seq, half), (seq, seq), (dim,), (dim, dim),
               (dim, dim), (dim, dim), (dim, dim), (dim,), (dim, ffn), (dim, ffn), (ffn, dim)]
     col, row = P(None, tp), P(tp, None)
-    in_specs = (P(), P(), P(), P(), P(), col, col, col, row, P(), col, col, row)
-    return block, tuple(jax.ShapeDtypeStruct(s, f32) for s in shapes), in_specs, P()
+    in_specs = (P(dp), P(), P(), P(), P(), col, col, col, row, P(), col, col, row)
+    return block, tuple(jax.ShapeDtypeStruct(s, f32) for s in shapes), in_specs, P(dp)
