@@ -993,18 +993,19 @@ class Verifier {
       // concat of D tensors (the shards of another data-parallel replica on a 2-D mesh: their
       // pieces become replicas of the extracted one's, DIndex::AddPieceReplica).
       const TensorLanguage& lang = TensorLanguage::Get();
+      auto is_d_tensor = [&](const ENode& n) {
+        return n.op == lang.tensor && local.leaves().at(n.payload).side == TensorLeaf::Side::kDist;
+      };
       auto d_tensor_node = [&](ClassId c) -> std::optional<ENode> {
         for (const ENode& n : local.egraph().Nodes(c)) {
-          if (n.op == lang.tensor && local.leaves().at(n.payload).side == TensorLeaf::Side::kDist) {
-            return n;
-          }
+          if (is_d_tensor(n)) return n;
         }
         return std::nullopt;
       };
+      // Recorded after the walk: recording a concat may add its node, moving the class's nodes.
       std::vector<RecExpr> concats;
       for (const ENode& n : local.egraph().Nodes(cls)) {
-        if (n.op == lang.tensor) {
-          if (local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) continue;
+        if (is_d_tensor(n)) {
           RecExpr single;
           single.Add(n);
           record(single);
@@ -1039,11 +1040,11 @@ class Verifier {
     return solved;
   }
 
-  // Expected output relations: each must be in the class of its S tensor.
   // How far back the output check's second try follows D's producers (a wait, a collective, the
   // product it reduces, a reshape or two).
   static constexpr int kOutputCheckProducerDepth = 6;
 
+  // Expected output relations: each must be in the class of its S tensor.
   void CheckOutputs() {
     std::optional<std::set<std::pair<int32_t, TensorRef>>> related_d;  // built on the first failure
     PlainRelations plain;
@@ -1079,12 +1080,15 @@ class Verifier {
         local.egraph().Rebuild();
         auto same = [&](const EGraph& g) { return g.Find(leaf) == g.Find(target); };
         RunReport report;
-        if (!same(local.egraph())) {
-          Runner runner(local.egraph(), rules_, options_.per_node);
-          runner.WithGoal(same);
-          report = runner.Run();
-        }
-        check.implied = same(local.egraph());
+        auto saturate = [&] {
+          if (!same(local.egraph())) {
+            Runner runner(local.egraph(), rules_, options_.per_node);
+            runner.WithGoal(same);
+            report = runner.Run();
+          }
+          return same(local.egraph());
+        };
+        check.implied = saturate();
         if (!check.implied && report.stop == StopReason::kSaturated) {
           // Second try: what computes the D tensors of both sides, a few operators back.
           std::set<std::pair<int32_t, TensorRef>> leaves;
@@ -1095,12 +1099,7 @@ class Verifier {
           local.ExpandProducers(keys, kOutputCheckProducerDepth);
           local.ExpandD();
           local.egraph().Rebuild();
-          if (!same(local.egraph())) {
-            Runner runner(local.egraph(), rules_, options_.per_node);
-            runner.WithGoal(same);
-            report = runner.Run();
-          }
-          check.implied = same(local.egraph());
+          check.implied = saturate();
         }
         if (!check.implied) {
           check.detail = "inferred " + RelationToString(it->second.front().relation, s_graph_) +

@@ -386,11 +386,6 @@ std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
-// (concat ?e ?xs...) whose every piece holds a concat along one dim d != e with the same piece
-// sizes along d: the grid of pieces transposed, (concat d (concat e x_0j x_1j ...) ...). The first
-// such concat (in piece order) fixes d; every other piece must have one on d with its sizes, or be
-// a constant (full v t ...), which along d is the concat of the same constant at those sizes (the
-// fills of a pad of a tensor sharded on another dim).
 // (mm (concat 1 ?xs...) (concat 0 ?ys...)): the sum over groups of consecutive pieces whose
 // inner sizes agree, mm(cat(1, xs of group i), cat(0, ys of group i)), a piece alone unwrapped.
 // Equal splits give one group per piece (the row-parallel linear); a finer side is grouped to the
@@ -440,6 +435,11 @@ std::optional<ClassId> MmConcatInner(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(terms));
 }
 
+// (concat ?e ?xs...) whose every piece holds a concat along one dim d != e with the same piece
+// sizes along d: the grid of pieces transposed, (concat d (concat e x_0j x_1j ...) ...). The first
+// such concat (in piece order) fixes d; every other piece must have one on d with its sizes, or be
+// a constant (full v t ...), which along d is the concat of the same constant at those sizes (the
+// fills of a pad of a tensor sharded on another dim).
 std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
   const auto& xs = b.List("xs");
   if (xs.size() < 2) return std::nullopt;
@@ -1285,11 +1285,9 @@ std::optional<ClassId> BmmOfMergedBatch(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().reshape, std::move(sizes));
 }
 
-// (reshape (sumr ?xs...) ?ss...): reshape is linear, (sumr (reshape x_i ?ss...)...). An applier
-// only because the RHS repeats per ?xs while splicing all of ?ss into each element.
 // (OP (sumr ?xs...) ?ss...) for a linear OP with integer arguments ?ss (reshape, permute):
-// (sumr (OP ?x ?ss...) ...). A rule line cannot repeat a list variable inside a per-element
-// template.
+// (sumr (OP x_i ?ss...)...). An applier only because the RHS repeats per ?xs while splicing all
+// of ?ss into each element.
 std::optional<ClassId> OfSumr(EGraph& g, const Bindings& b, OpId op) {
   const auto& ss = b.List("ss");
   std::vector<ClassId> terms;

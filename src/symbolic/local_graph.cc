@@ -194,8 +194,9 @@ void DIndex::AddCollectiveReplicas() {
     if (call.size() != Members(group_name).size()) continue;
     const auto group = static_cast<uint32_t>(groups_.size());
     groups_.emplace_back();
-    for (const auto& [rank, id] : call)
+    for (const auto& [rank, id] : call) {
       Join(group, ReplicaId(Canonical(DKey{rank, TensorRef{id, 0}})));
+    }
   }
 }
 
@@ -203,8 +204,9 @@ void DIndex::AddComputedReplicas() {
   if (computed_replicas_done_) return;
   computed_replicas_done_ = true;
   bool pieces = false;  // two concats of one S tensor share a piece region somewhere
-  for (const auto& [key, group] : piece_groups_)
+  for (const auto& [key, group] : piece_groups_) {
     pieces = pieces || groups_[group].members.size() > 1;
+  }
   if (!pieces) return;
   // Value numbers over every rank's nodes (representatives only): a replica takes its
   // component's number; an operator computing what another does (same operator and

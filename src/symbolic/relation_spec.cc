@@ -1312,12 +1312,7 @@ class Evaluator {
     std::string family;
     bool family_fqn = false;
     size_t expected = shorthand == "shard" ? 1 : 0;
-    if (args.size() == expected + 1 && args.back()->kind == SpecExpr::kDRef &&
-        args.back()->args.empty()) {
-      family = args.back()->name;
-      family_fqn = args.back()->fqn;
-      args.pop_back();
-    }
+    if (args.size() == expected + 1) TakeFamily(&args, &family, &family_fqn);
     if (args.size() != expected) {
       Error(rule.line, shorthand == "shard"
                            ? "shard takes a dimension and optionally D.name: shard(0), "
@@ -1339,6 +1334,17 @@ class Evaluator {
     target_ = nullptr;
   }
 
+  // A rule's last argument `D.name` (a D tensor family instead of the counterpart), taken off
+  // `args` into `family` when it is one.
+  static void TakeFamily(std::vector<ExprPtr>* args, std::string* family, bool* fqn) {
+    if (args->empty() || args->back()->kind != SpecExpr::kDRef || !args->back()->args.empty()) {
+      return;
+    }
+    *family = args->back()->name;
+    *fqn = args->back()->fqn;
+    args->pop_back();
+  }
+
   // placements(P0, ..., Pn-1[, D.name]): one placement per axis of the mesh, as DTensor
   // writes a layout. shard(d) on an axis splits dim d over it (several axes on one dim: the
   // earlier mesh axis is the major one, as in DTensor and jax's PartitionSpec(('dp', 'tp'))),
@@ -1353,11 +1359,7 @@ class Evaluator {
     std::vector<ExprPtr> args = rule.args;
     std::string family;
     bool family_fqn = false;
-    if (!args.empty() && args.back()->kind == SpecExpr::kDRef && args.back()->args.empty()) {
-      family = args.back()->name;
-      family_fqn = args.back()->fqn;
-      args.pop_back();
-    }
+    TakeFamily(&args, &family, &family_fqn);
     const size_t n = mesh.axes.size();
     if (args.size() != n) {
       Error(rule.line, "placements takes one placement per mesh axis (" + std::to_string(n) +

@@ -204,16 +204,18 @@ def _placements(spec, shape, mesh_axes, what):
 
 
 def _big_axes(mesh_axes):
-    return [(a, n) for a, n in mesh_axes if n > 1]
+    """The mesh axes of size > 1; a mesh of one device (no SPMD partitioning) is refused."""
+    big = [(a, n) for a, n in mesh_axes if n > 1]
+    if not big:
+        raise JaxCaptureError(f"mesh {dict(mesh_axes)} has one device; give a --mesh axis of "
+                              "size 2 or more")
+    return big
 
 
 def write_spec(program, mesh_axes, s_text, d_text, out_shapes):
     """The relation spec: with one mesh axis of size > 1 in the shard/replicate shorthands, with
     more as a `mesh` statement and placements(...) rules (docs/relations.md)."""
     big = _big_axes(mesh_axes)
-    if not big:
-        raise JaxCaptureError(f"mesh {dict(mesh_axes)} has one device; give a --mesh axis of "
-                              "size 2 or more")
     s_params, d_params = entry_parameters(s_text), entry_parameters(d_text)
     n = len(program.args)
     if len(s_params) != n or len(d_params) != n:
@@ -259,9 +261,7 @@ def write_spec(program, mesh_axes, s_text, d_text, out_shapes):
 def capture(ref, mesh_axes, out_dir, grad=False, **config):
     """Writes out_dir/seq.hlo, dist.hlo and spec.rel; returns their paths."""
     from .factory import CaptureError, load_factory
-    if not _big_axes(mesh_axes):  # before any compile
-        raise JaxCaptureError(f"mesh {dict(mesh_axes)} has one device; give a --mesh axis of "
-                              "size 2 or more")
+    _big_axes(mesh_axes)  # refused before any compile
     _set_host_devices(math.prod(n for _, n in mesh_axes))
     try:
         import jax
