@@ -93,11 +93,11 @@ for tag in ["gpt_tp2_l1", "gpt_tp4_l1", "gpt_tp2_l2", "gpt_tp4_l2", "qwen2_tp2_l
         def tot(key): return sum(n[key] for n in nodes)
         def mx(key): return max((n[key] for n in nodes), default=0)
         secs = statistics.median(x["stats"]["seconds"] for x in runs)
-        hints = "-" if mode == "plain" else f'{h["given"]}/{h["proved"]}/{h["related"]}/{h["fell_back"]}'
+        hints = "-" if mode == "plain" else f'{h["given"]}/{h["proved"]}/{h["related"]}/{h["left_unrelated"]}'
         rows.append((tag, mode, r["verdict"], hints, len(nodes), tot("attempts"),
                      tot("work_nodes"), mx("work_nodes"), tot("work_classes"), mx("work_classes"),
                      tot("work_iterations"), mx("work_iterations"), f"{secs:.3f}"))
-head = ("configuration", "hints", "verdict", "given/proved/related/fell back", "S ops", "attempts",
+head = ("configuration", "hints", "verdict", "given/proved/related/left unrelated", "S ops", "attempts",
         "nodes tot", "nodes max", "classes tot", "classes max", "iter tot", "iter max",
         "median s")
 print("| " + " | ".join(head) + " |")

@@ -19,6 +19,7 @@ extern "C" __attribute__((visibility("default"))) int gg_runtime_plugin_v1(
     out->commands[command.spec.name] = command.run;
   }
   out->evidence = gg::runtime::GatherVerifyEvidence;
+  out->guide = gg::runtime::GatherNumericGuide;
   out->lemma_self_test = [](const gg::symbolic::Lemma& lemma) {
     return gg::runtime::SelfTestLemma(lemma);
   };

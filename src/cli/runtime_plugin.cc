@@ -215,6 +215,9 @@ void UseRuntimePlugin() {
                          const symbolic::VerifyResult& result, uint64_t seed) {
     return LoadRuntimePlugin("verify's numeric evidence").evidence(s, d, spec, result, seed);
   });
+  SetNumericGuider(
+      [](const ir::Graph& s, const ir::Program& d, const symbolic::SpecResult& spec,
+         uint64_t seed) { return LoadRuntimePlugin("verify --guided").guide(s, d, spec, seed); });
   SetLemmaSelfTester([](const symbolic::Lemma& lemma) {
     return LoadRuntimePlugin("the self-test of --lemmas").lemma_self_test(lemma);
   });

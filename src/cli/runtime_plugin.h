@@ -24,12 +24,13 @@ namespace gg::cli {
 struct RuntimePlugin {
   std::map<std::string, CommandHandler> commands;  // by command name: "check", "infer-relations"
   EvidenceGatherer evidence;                       // verify's numeric evidence
+  NumericGuider guide;                             // verify --guided
   LemmaSelfTester lemma_self_test;                 // --lemmas files' self-tests
 };
 
 // Bumped whenever RuntimePlugin or what it refers to changes layout.
-// 2: NumericEvidence::resized, 3: lemma_self_test, 4: NumericEvidence::proposals
-inline constexpr int kRuntimePluginAbi = 4;
+// 2: NumericEvidence::resized, 3: lemma_self_test, 4: NumericEvidence::proposals, 5: guide
+inline constexpr int kRuntimePluginAbi = 5;
 inline constexpr const char* kRuntimePluginFile = "libgraphguard_runtime.so";
 // extern "C" int gg_runtime_plugin_v1(RuntimePlugin* out): fills *out, returns its ABI.
 inline constexpr const char* kRuntimePluginEntry = "gg_runtime_plugin_v1";

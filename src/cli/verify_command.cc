@@ -44,10 +44,12 @@ const char kVerifyHelp[] =
     "Loads the sequential graph (--seq), the per-rank distributed graphs (--dist: files and/or\n"
     "directories) and the relation spec (--relations, see docs/relations.md), infers a relation\n"
     "for every S operator the expected outputs depend on, and prints the verdict report.\n"
-    "--hints FILE gives candidate relations to try first (lines 'S_TENSOR == EXPR', written by\n"
-    "'graphguard infer-relations --hints-out FILE' in a LibTorch build): an operator whose\n"
-    "outputs have hints is first searched over the D operators leading to the hinted tensors;\n"
-    "every relation is still proved, so a wrong hint changes the work, never the verdict.\n"
+    "--hints FILE gives candidate relations that guide the search (lines 'S_TENSOR == EXPR',\n"
+    "written by 'graphguard infer-relations --hints-out FILE' in a LibTorch build); --guided\n"
+    "makes them from one run of S and D on random inputs first (fingerprint matches). An\n"
+    "operator whose outputs have hints is searched only over the D operators leading to the\n"
+    "hinted tensors; every relation is still proved, and a guided search that does not end\n"
+    "REFINES is run again without hints: a wrong hint changes the work, never the verdict.\n"
     "The lemma catalogue is incomplete, so when the proof stops (a limit, or a search that ends\n"
     "without a relation) the symbolic verdict is UNKNOWN. A build with the numeric runtime then\n"
     "runs S and D on random inputs (as 'graphguard check --seed N' does, at the same sizes): an\n"
@@ -128,6 +130,93 @@ EvidenceGatherer& Gatherer() {
   return gatherer;
 }
 
+NumericGuider& Guider() {
+  static NumericGuider guider;
+  return guider;
+}
+
+void CollectDLeaves(const symbolic::RelExpr& expr, std::vector<std::set<ir::TensorRef>>* kept) {
+  symbolic::ForEachDLeaf(expr, [&](const symbolic::DTensor& d) {
+    if (d.rank >= 0 && static_cast<size_t>(d.rank) < kept->size()) {
+      (*kept)[static_cast<size_t>(d.rank)].insert(d.tensor);
+    }
+  });
+}
+
+// The numeric evidence within the memory budget: at the verified sizes when their estimate fits,
+// else at sizes chosen to fit (the spec evaluated again on the resized graphs), else none, with
+// the reason (never a run the machine cannot hold).
+// The sizes a numeric run of `run` (the check of verify's spec) takes within `budget`.
+frontend::AutoResize FitNumericRun(const VerifyRun& run, uint64_t budget) {
+  auto estimate = [&](const ir::Graph& s, const ir::Program& d) {
+    // The evidence compares the spec's expected outputs and assumed relations.
+    frontend::CheckFootprint footprint;
+    footprint.kept.resize(static_cast<size_t>(d.world_size()));
+    for (const auto* list : {&run.relations.expected_outputs, &run.relations.assumed}) {
+      for (const symbolic::Relation& r : *list) {
+        footprint.compared.push_back(r.s_tensor);
+        CollectDLeaves(r.expr, &footprint.kept);
+      }
+    }
+    return frontend::EstimateCheckMemory(s, d, footprint);
+  };
+  auto validate = [&](const ir::Graph& s, const ir::Program& d) {
+    symbolic::EvaluateSpec(*run.spec, s, d);
+  };
+  return frontend::FitMemoryBudget(run.s_graph, run.d_program, budget, estimate, validate);
+}
+
+symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed, uint64_t budget) {
+  frontend::AutoResize fit = FitNumericRun(run, budget);
+  if (!fit.needed) return Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed);
+  if (!fit.fits) {
+    symbolic::NumericEvidence evidence;
+    evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
+    evidence.error = "the numeric run was skipped: " + fit.note +
+                     " (a larger --memory-budget, or --resize, may let it run)";
+    evidence.resized = fit.note;
+    return evidence;
+  }
+  symbolic::SpecResult relations = symbolic::EvaluateSpec(*run.spec, fit.s_graph, fit.d_program);
+  symbolic::NumericEvidence evidence =
+      Gatherer()(fit.s_graph, fit.d_program, relations, run.result, seed);
+  evidence.how += ", at reduced sizes " + frontend::ResizeMapText(fit.chosen);
+  evidence.resized = fit.note;
+  return evidence;
+}
+
+// --guided: the hints of one numeric run within the memory budget (at reduced sizes when needed:
+// matches that do not fit the verified sizes are left out); *source says where they came from,
+// or why there are none (then the search is not guided).
+symbolic::Hints GuidedHints(const VerifyRun& run, uint64_t seed, uint64_t budget,
+                            std::string* source) {
+  frontend::AutoResize fit = FitNumericRun(run, budget);
+  symbolic::NumericGuide guide;
+  std::string sizes;
+  if (!fit.needed) {
+    guide = Guider()(run.s_graph, run.d_program, run.relations, seed);
+  } else if (fit.fits) {
+    symbolic::SpecResult relations = symbolic::EvaluateSpec(*run.spec, fit.s_graph, fit.d_program);
+    guide = Guider()(fit.s_graph, fit.d_program, relations, seed);
+    sizes = ", at reduced sizes " + frontend::ResizeMapText(fit.chosen);
+  } else {
+    *source = "no numeric run (" + fit.note + "; a larger --memory-budget may let it run)";
+    return {};
+  }
+  if (!guide.error.empty()) {
+    *source = "no numeric run (" + guide.error + ")";
+    return {};
+  }
+  size_t dropped = 0;
+  symbolic::Hints hints = symbolic::HintsFromMatches(guide, run.s_graph, run.d_program, &dropped);
+  *source = "a numeric run (" + guide.how + sizes + "; " + std::to_string(guide.matches.size()) +
+            " fingerprint matches";
+  if (dropped > 0)
+    *source += ", " + std::to_string(dropped) + " left out: not of the verified sizes";
+  *source += ")";
+  return hints;
+}
+
 // `progress_line` (may be null) shows the inference's progress.
 // `proposed`: lemma files made from numeric runs (--accept-proposed), used as user lemmas.
 VerifyRun RunVerification(const ParsedCommand& command,
@@ -173,10 +262,26 @@ VerifyRun RunVerification(const ParsedCommand& command,
   run.spec = spec;
   const symbolic::SpecResult& relations = run.relations;
   symbolic::Hints hints;
+  if (command.Has("--hints") && command.Has("--guided")) {
+    throw UsageError("give '--hints FILE' or '--guided', not both");
+  }
   if (command.Has("--hints")) {
     run.info.hints = command.One("--hints");
     hints = symbolic::LoadHints(run.info.hints, run.s_graph, run.d_program);
     options.hints = &hints;
+  } else if (command.Has("--guided")) {
+    if (command.Has("--no-numeric")) {
+      throw UsageError("'--guided' is a numeric run; do not also give '--no-numeric'");
+    }
+    if (!Guider()) {
+      throw UsageError(
+          "'--guided' runs S and D on random inputs, and this build has no numeric engine (a "
+          "LibTorch build: bash scripts/setup.sh); or pass hints from such a build's "
+          "'graphguard infer-relations --hints-out FILE' with '--hints FILE'");
+    }
+    uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+    hints = GuidedHints(run, seed, MemoryBudget(command), &run.info.hints);
+    if (!hints.empty()) options.hints = &hints;
   }
   // Nothing to check would be a silent pass: refuse it.
   if (relations.expected_outputs.empty()) {
@@ -194,52 +299,6 @@ VerifyRun RunVerification(const ParsedCommand& command,
                                 options);
   user_lemmas.AddPremises(&run.result);
   return run;
-}
-
-void CollectDLeaves(const symbolic::RelExpr& expr, std::vector<std::set<ir::TensorRef>>* kept) {
-  symbolic::ForEachDLeaf(expr, [&](const symbolic::DTensor& d) {
-    if (d.rank >= 0 && static_cast<size_t>(d.rank) < kept->size()) {
-      (*kept)[static_cast<size_t>(d.rank)].insert(d.tensor);
-    }
-  });
-}
-
-// The numeric evidence within the memory budget: at the verified sizes when their estimate fits,
-// else at sizes chosen to fit (the spec evaluated again on the resized graphs), else none, with
-// the reason (never a run the machine cannot hold).
-symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed, uint64_t budget) {
-  auto estimate = [&](const ir::Graph& s, const ir::Program& d) {
-    // The evidence compares the spec's expected outputs and assumed relations.
-    frontend::CheckFootprint footprint;
-    footprint.kept.resize(static_cast<size_t>(d.world_size()));
-    for (const auto* list : {&run.relations.expected_outputs, &run.relations.assumed}) {
-      for (const symbolic::Relation& r : *list) {
-        footprint.compared.push_back(r.s_tensor);
-        CollectDLeaves(r.expr, &footprint.kept);
-      }
-    }
-    return frontend::EstimateCheckMemory(s, d, footprint);
-  };
-  auto validate = [&](const ir::Graph& s, const ir::Program& d) {
-    symbolic::EvaluateSpec(*run.spec, s, d);
-  };
-  frontend::AutoResize fit =
-      frontend::FitMemoryBudget(run.s_graph, run.d_program, budget, estimate, validate);
-  if (!fit.needed) return Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed);
-  if (!fit.fits) {
-    symbolic::NumericEvidence evidence;
-    evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
-    evidence.error = "the numeric run was skipped: " + fit.note +
-                     " (a larger --memory-budget, or --resize, may let it run)";
-    evidence.resized = fit.note;
-    return evidence;
-  }
-  symbolic::SpecResult relations = symbolic::EvaluateSpec(*run.spec, fit.s_graph, fit.d_program);
-  symbolic::NumericEvidence evidence =
-      Gatherer()(fit.s_graph, fit.d_program, relations, run.result, seed);
-  evidence.how += ", at reduced sizes " + frontend::ResizeMapText(fit.chosen);
-  evidence.resized = fit.note;
-  return evidence;
 }
 
 // --accept-proposed: while the verdict stays UNKNOWN and the numeric run proposes lemmas not
@@ -496,7 +555,13 @@ Command VerifyCommand() {
   spec.options = InputAndLimitOptions(/*required=*/true);
   for (OptionSpec& option : ResizeOptions()) spec.options.push_back(option);
   spec.options.push_back(OptionSpec::One(
-      "--hints", "FILE", "candidate relations to try first (infer-relations --hints-out)"));
+      "--hints", "FILE",
+      "candidate relations that guide the search (infer-relations --hints-out); the verdict is "
+      "never theirs"));
+  spec.options.push_back(OptionSpec::Flag(
+      "--guided",
+      "run S and D once on random inputs first (LibTorch build) and guide the search by the "
+      "fingerprint matches, as --hints; the verdict is never theirs"));
   spec.options.push_back(OptionSpec::One(
       "--json", "FILE", "also write the JSON report (docs/report-format.md); '-': stdout only"));
   for (OptionSpec& option : CiReportOptions()) spec.options.push_back(option);
@@ -519,6 +584,8 @@ Command VerifyCommand() {
 }
 
 void SetEvidenceGatherer(EvidenceGatherer gatherer) { Gatherer() = std::move(gatherer); }
+
+void SetNumericGuider(NumericGuider guider) { Guider() = std::move(guider); }
 
 Command ExplainCommand() {
   CommandSpec spec;

@@ -32,6 +32,13 @@ using EvidenceGatherer = std::function<symbolic::NumericEvidence(
     const symbolic::VerifyResult& result, uint64_t seed)>;
 void SetEvidenceGatherer(EvidenceGatherer gatherer);
 
+// How verify --guided gets its hints (symbolic::NumericGuide): set like the evidence gatherer;
+// without one, --guided is a usage error naming the build.
+using NumericGuider =
+    std::function<symbolic::NumericGuide(const ir::Graph& s_graph, const ir::Program& d_program,
+                                         const symbolic::SpecResult& spec, uint64_t seed)>;
+void SetNumericGuider(NumericGuider guider);
+
 // `explain TENSOR (--seq FILE --dist DIR|FILE... --relations SPEC | --from-report FILE.json)`:
 // exit 0 when TENSOR has relations, 1 when none was found, 2 for an unknown tensor.
 Command ExplainCommand();

@@ -372,12 +372,17 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
                   std::to_string(result.local_reused) + " reused (identical up to renaming)");
   }
   if (!info.hints.empty()) {
-    AppendRow(out, "hints",
-              std::to_string(result.hints_given) + " from " + info.hints + ": " +
-                  std::to_string(result.hints_proved) + " proved; " +
-                  std::to_string(result.hints_related) + " S operators related by the search " +
-                  "towards them, " + std::to_string(result.hints_fell_back) +
-                  " by the full search after it");
+    AppendRow(
+        out, "hints",
+        std::to_string(result.hints_given) + " from " + info.hints + ": " +
+            std::to_string(result.hints_proved) + " among the relations proved; " +
+            std::to_string(result.hints_related) + " S operators related by the search " +
+            "towards them, " + std::to_string(result.hints_left_unrelated) +
+            " left without a relation there" +
+            (result.hints_rerun ? "; that run did not end REFINES (" + result.hints_guided_stop +
+                                      ", " + std::to_string(result.hints_guided_nodes) +
+                                      " e-nodes), so the verdict is that of a search without hints"
+                                : ""));
   }
   std::map<std::string, int64_t> unknown = UnknownOperators(s_graph, d_program);
   if (!unknown.empty()) {
@@ -481,7 +486,12 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
     stats["hints"] = {{"given", result.hints_given},
                       {"proved", result.hints_proved},
                       {"related", result.hints_related},
-                      {"fell_back", result.hints_fell_back}};
+                      {"left_unrelated", result.hints_left_unrelated},
+                      {"rerun_without", result.hints_rerun}};
+    if (result.hints_rerun) {
+      stats["hints"]["guided_summary"] = result.hints_guided_stop;
+      stats["hints"]["guided_work_nodes"] = result.hints_guided_nodes;
+    }
   }
   std::map<std::string, int64_t> unknown = UnknownOperators(s_graph, d_program);
   if (!unknown.empty()) {

@@ -33,6 +33,9 @@ struct CheckOptions {
   // values are matched against D's by fingerprints (fingerprint_match.h) to tell a missing lemma
   // from a numeric difference. Fingerprints of every tensor are computed only when non-empty.
   std::vector<ir::TensorRef> classify;
+  // Also every holding fingerprint match of each classified tensor (CheckResult::matches): the
+  // candidates that guide `verify --guided`.
+  bool match_all = false;
   // Bytes of D tensors kept at once for the comparisons; more makes several passes (0: a quarter
   // of the machine's memory).
   uint64_t memory_budget = 0;
@@ -71,6 +74,9 @@ struct CheckResult {
   std::string collectives = "in-process";
   std::string collectives_note;
   std::vector<std::pair<ir::TensorRef, NumericClassification>> classifications;
+  // With CheckOptions::match_all: S tensor == D expression, every holding candidate, in
+  // CheckOptions::classify order.
+  std::vector<std::pair<ir::TensorRef, symbolic::RelExpr>> matches;
   // D stopped with an error on inputs S runs on (an index out of range, ...): the counterexample
   // is the inputs themselves; no relation is evaluated then.
   std::string d_failure;

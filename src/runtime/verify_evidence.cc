@@ -115,4 +115,24 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
   return evidence;
 }
 
+symbolic::NumericGuide GatherNumericGuide(const ir::Graph& s_graph, const ir::Program& d_program,
+                                          const symbolic::SpecResult& spec, uint64_t seed) {
+  symbolic::NumericGuide guide;
+  CheckOptions options;
+  options.seed = seed;
+  options.match_all = true;
+  guide.how = "graphguard check, seed " + std::to_string(seed) + ", cpu";
+  for (size_t i = 0; i < s_graph.nodes.size(); ++i) {
+    const ir::NodeId id = static_cast<ir::NodeId>(i);
+    if (s_graph.node(id).kind != ir::NodeKind::kOperator) continue;
+    for (ir::TensorRef ref : TensorOutputs(s_graph, id)) options.classify.push_back(ref);
+  }
+  try {
+    guide.matches = RunCheck(s_graph, d_program, spec, {}, options).matches;
+  } catch (const std::exception& e) {
+    guide.error = ErrorText(e);
+  }
+  return guide;
+}
+
 }  // namespace gg::runtime

@@ -13,6 +13,7 @@
 
 #include "ir/graph.h"
 #include "ir/program.h"
+#include "symbolic/hints.h"
 #include "symbolic/inference.h"
 #include "symbolic/relation_spec.h"
 
@@ -24,5 +25,11 @@ symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
                                                const ir::Program& d_program,
                                                const symbolic::SpecResult& spec,
                                                const symbolic::VerifyResult& verify, uint64_t seed);
+
+// The guidance of `verify --guided`: the same check run with every S operator output
+// fingerprinted, and every holding fingerprint match (fingerprint_match.h) of each. A run that
+// cannot run says why in the guide's error, never thrown.
+symbolic::NumericGuide GatherNumericGuide(const ir::Graph& s_graph, const ir::Program& d_program,
+                                          const symbolic::SpecResult& spec, uint64_t seed);
 
 }  // namespace gg::runtime

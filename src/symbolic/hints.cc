@@ -90,4 +90,19 @@ std::string FormatHints(const Hints& hints, const ir::Graph& s_graph, const std:
   return out.str();
 }
 
+Hints HintsFromMatches(const NumericGuide& guide, const ir::Graph& s_graph,
+                       const ir::Program& d_program, size_t* dropped) {
+  Hints hints;
+  for (const auto& [ref, expr] : guide.matches) {
+    std::string why;
+    std::optional<ir::TensorType> type = InferRelType(expr, d_program, &why);
+    if (type && type->shape == s_graph.type(ref).shape) {
+      hints.Add(ref, expr);
+    } else {
+      ++*dropped;
+    }
+  }
+  return hints;
+}
+
 }  // namespace gg::symbolic

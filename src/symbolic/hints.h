@@ -32,6 +32,19 @@ struct Hints {
   void Add(ir::TensorRef s_tensor, RelExpr expr);
 };
 
+// What a numeric run offers as hints (`verify --guided`): every fingerprint match S tensor ==
+// D expression that held, how the run was made, or why it could not run.
+struct NumericGuide {
+  std::vector<std::pair<ir::TensorRef, RelExpr>> matches;
+  std::string how;    // "graphguard check, seed 0, cpu"
+  std::string error;  // non-empty: no run, no hints
+};
+
+// The matches typed against the graphs the search is over: one whose type is not the S tensor's
+// (a match at reduced sizes: slice bounds, reshape sizes) is left out and counted in *dropped.
+Hints HintsFromMatches(const NumericGuide& guide, const ir::Graph& s_graph,
+                       const ir::Program& d_program, size_t* dropped);
+
 // Parses hint text against the graphs. Errors are gg::InputError(file, line, ...): a line that is
 // not `S_TENSOR == EXPR`, an unknown S tensor, a malformed expression or unknown D tensor, or an
 // expression whose shape is not the S tensor's (a hint for other graphs or other sizes).

@@ -55,6 +55,21 @@ TEST_F(HintsTest, ParsesRelationsCommentsAndRepeats) {
   EXPECT_EQ(hints.by_tensor.at(*s_.Find("t"))[0].ToString(), "concat(0, t@0, t@1)");
 }
 
+// Matches of a numeric run become hints when they type as their S tensor; one of other sizes (a
+// run at reduced sizes) is counted and left out.
+TEST_F(HintsTest, MatchesOfOtherSizesAreLeftOut) {
+  Hints parsed = ParseHints("y == y@0\nt == concat(0, t@0, t@1)\n", "h.hints", s_, d_);
+  NumericGuide guide;
+  for (const auto& [ref, exprs] : parsed.by_tensor) guide.matches.emplace_back(ref, exprs[0]);
+  guide.matches.emplace_back(*s_.Find("t"), parsed.by_tensor.at(*s_.Find("y"))[0]);  // [4, 3]
+  guide.matches.emplace_back(*s_.Find("y"), parsed.by_tensor.at(*s_.Find("y"))[0]);  // repeat
+  size_t dropped = 0;
+  Hints hints = HintsFromMatches(guide, s_, d_, &dropped);
+  EXPECT_EQ(dropped, 1u);
+  EXPECT_EQ(hints.count(), 2u);
+  EXPECT_EQ(hints.by_tensor.at(*s_.Find("t"))[0].ToString(), "concat(0, t@0, t@1)");
+}
+
 TEST_F(HintsTest, FormatReadsBackToTheSameHints) {
   Hints hints = ParseHints("y == sum(partial@0, partial@1)\nt == concat(0, t@0, t@1)\ny == y@1\n",
                            "h.hints", s_, d_);

@@ -237,8 +237,8 @@ std::string_view HintUseName(HintUse use) {
       return "none";
     case HintUse::kRelated:
       return "related";
-    case HintUse::kFellBack:
-      return "fell-back";
+    case HintUse::kLeftUnrelated:
+      return "left-unrelated";
   }
   return "?";
 }
@@ -378,7 +378,6 @@ class Verifier {
     NodeOutcome outcome;
     bool blocked = false;
     bool truncated = false;
-    size_t hints_proved = 0;
   };
 
   // Records a relation of an S tensor (once), and a plain one's D tensor as a replica.
@@ -528,13 +527,13 @@ class Verifier {
     return local.egraph().Find(leaf);
   }
 
-  // One S operator's inference in progress: the attempt to make next (the hint's when every
-  // wanted output has one, then each deepening step of the full search) and the work so far.
+  // One S operator's inference in progress: the attempt to make next (the guided one when every
+  // wanted output has a hint, else each deepening step of the full search) and the work so far.
   struct OperatorSearch {
     ir::NodeId id = -1;
     std::vector<size_t> outs;                           // the wanted outputs
     std::vector<std::pair<TensorRef, RelExpr>> hinted;  // their hints (empty: none)
-    bool hint_next = false;                             // the next attempt is the hint's
+    bool hint_next = false;                             // the next attempt is the guided one
     int32_t hops = 0;                                   // else the next attempt's depth
     bool done = false;
     bool blocked = false;
@@ -551,7 +550,6 @@ class Verifier {
     bool hinted = false;
     std::vector<bool> opaque;           // per output of the S operator: no lowering
     std::set<ir::NodeId> inlined_here;  // S operators lowered into it (inlinable_)
-    std::vector<std::pair<ClassId, ClassId>> hint_classes;  // (S output leaf, hint)
     bool goal_reached = false;
     bool dumping = false;
     bool memoize = false;
@@ -655,8 +653,8 @@ class Verifier {
     }
     if (s.outs.empty() || all_assumed) return std::nullopt;
     if (options_.progress) options_.progress(id);
-    // Hints first: when every wanted output has one, a search over the D operators leading to
-    // the hinted tensors. Whatever it does not prove is left to the full search.
+    // Hints: when every wanted output has one, the only search is over the D operators leading
+    // to the hinted tensors (Advance).
     if (options_.hints != nullptr) {
       for (size_t i : s.outs) {
         TensorRef ref{id, static_cast<int32_t>(i)};
@@ -695,11 +693,29 @@ class Verifier {
         return FinishOperator(s);
       }
       count_work(s.outcome);
-      result_.hints_proved += a.hints_proved;
-      const bool settled = s.outcome.status == NodeStatus::kInferred;
-      s.hint_use = settled ? HintUse::kRelated : HintUse::kFellBack;
-      if (settled) FinishOperator(s);
-      return;
+      if (s.outcome.status == NodeStatus::kInferred) {
+        s.hint_use = HintUse::kRelated;
+        for (const auto& [ref, expr] : s.hinted) {
+          auto known = known_.find(ref);
+          if (known == known_.end()) continue;
+          for (const InferredRelation& r : known->second) {
+            if (r.relation.expr == expr) {
+              ++result_.hints_proved;
+              break;
+            }
+          }
+        }
+      } else if (s.outcome.status != NodeStatus::kConflict) {
+        // No full search: the numbers put the relation among the hinted tensors, so a search of
+        // everything around them costs far more than it is likely to find. Left without a
+        // relation, the operator's S definition is carried into its consumers; and a run that
+        // does not end REFINES is searched again without hints (Verify), so the verdict never
+        // depends on them.
+        s.hint_use = HintUse::kLeftUnrelated;
+        s.outcome.status = NodeStatus::kNoRelation;
+        s.outcome.detail = "the search towards its hints found none (" + s.outcome.detail + ")";
+      }
+      return FinishOperator(s);
     }
     if (a.blocked) {
       s.blocked = true;
@@ -732,7 +748,7 @@ class Verifier {
     outcome.work_classes = s.work_classes;
     outcome.work_iterations = s.work_iterations;
     if (s.hint_use == HintUse::kRelated) ++result_.hints_related;
-    if (s.hint_use == HintUse::kFellBack) ++result_.hints_fell_back;
+    if (s.hint_use == HintUse::kLeftUnrelated) ++result_.hints_left_unrelated;
     if (outcome.status == NodeStatus::kNoRelation) inlinable_.insert(s.id);
     outcome.seconds = s.seconds;
     result_.max_egraph_nodes = std::max(result_.max_egraph_nodes, outcome.egraph_nodes);
@@ -742,7 +758,7 @@ class Verifier {
 
   // Builds the next attempt's local e-graph. With hints (the hint expressions of the wanted
   // outputs) the D neighbourhood is narrowed to the D operators between the related D tensors
-  // and the hinted ones, with no depth limit but the hint budget; otherwise it is every D
+  // and the hinted ones, with no depth limit; otherwise it is every D
   // operator within `hops` computing operators of the related tensors. Either way the relation
   // kept is the one the e-graph proves: a hint is only where the search looks.
   Prepared Prepare(const OperatorSearch& s) {
@@ -787,12 +803,9 @@ class Verifier {
                              s_reason);
       }
     }
-    if (hinted) {
-      local.RestrictToPathsTo(*hinted);
-      for (const auto& [ref, expr] : *hinted) {
-        p.hint_classes.emplace_back(local.SLeaf(ref), local.AddRelExpr(expr));
-      }
-    }
+    // The hinted D tensors are targets only: their expressions are not added (a concat of
+    // hundreds of one-row slices costs more to saturate than the whole search without hints).
+    if (hinted) local.RestrictToPathsTo(*hinted);
     local.ExpandD();
     local.egraph().Rebuild();
     outcome.candidates = local.Candidates();
@@ -813,10 +826,6 @@ class Verifier {
         key.Add(static_cast<int64_t>(i));
         key.Add(local.SLeafNodeIdIfAny(ref));
         key.AddType(*node.outputs[i].type);
-      }
-      for (const auto& [leaf, hint] : p.hint_classes) {
-        key.Add(leaf);
-        key.Add(hint);
       }
       p.cached = memo_cache_.Find(key);
     }
@@ -863,7 +872,6 @@ class Verifier {
     outcome.iterations = solution->iterations;
     outcome.egraph_nodes = solution->egraph_nodes;
     outcome.egraph_classes = solution->egraph_classes;
-    a.hints_proved = solution->hints_proved;
     bool all_found = true;
     std::string missing_detail;
     for (size_t k = 0; k < solution->outputs.size(); ++k) {
@@ -939,14 +947,11 @@ class Verifier {
     solved.first_late_reason = static_cast<ReasonId>(local.egraph().NumReasons());
     RunReport report;
     if (!p.goal_reached) {
-      Runner runner(local.egraph(), rules_, p.hinted ? options_.hint_limits : options_.per_node);
+      Runner runner(local.egraph(), rules_, options_.per_node);
       runner.WithGoal([&](const EGraph&) { return GoalReached(local, s); });
       report = runner.Run();
     } else {
       report.stop = StopReason::kGoalReached;
-    }
-    for (const auto& [leaf, hint] : p.hint_classes) {
-      solved.hints_proved += local.egraph().Find(leaf) == local.egraph().Find(hint);
     }
     solved.stop = report.stop;
     // Debugging aid for lemma authors (InferenceOptions::dump_egraph): that operator's
@@ -1239,7 +1244,22 @@ class Verifier {
 
 VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, const SpecResult& spec,
                     const std::vector<Rewrite>& rules, const InferenceOptions& options) {
-  return Verifier(s_graph, d_program, spec, rules, options).Run();
+  VerifyResult guided = Verifier(s_graph, d_program, spec, rules, options).Run();
+  if (options.hints == nullptr || guided.verdict == Verdict::kRefines) return guided;
+  // Hints only choose where to look: a guided search that does not prove refinement says
+  // nothing, so the verdict is that of the search without them.
+  InferenceOptions plain = options;
+  plain.hints = nullptr;
+  VerifyResult result = Verifier(s_graph, d_program, spec, rules, plain).Run();
+  result.hints_given = guided.hints_given;
+  result.hints_related = guided.hints_related;
+  result.hints_left_unrelated = guided.hints_left_unrelated;
+  result.hints_proved = guided.hints_proved;
+  result.hints_rerun = true;
+  result.hints_guided_stop = guided.summary;
+  for (const NodeOutcome& n : guided.nodes) result.hints_guided_nodes += n.work_nodes;
+  result.seconds += guided.seconds;
+  return result;
 }
 
 }  // namespace gg::symbolic

@@ -11,10 +11,13 @@
 // up to a hop limit). Saturating it with the lemma catalogue and extracting the cheapest clean
 // class member gives the operator's relation. Every limit is explicit and reported.
 //
-// Hints (hints.h), when given, are tried first: an operator whose wanted outputs all have hints is
-// searched over the D operators on the paths from its inputs' related D tensors to the hinted
-// ones, within a small budget; what that does not prove goes to the full search. Nothing is
-// trusted: the relation kept is the one the e-graph proves, so a wrong hint only costs work.
+// Hints (hints.h), when given, guide the search: an operator whose wanted outputs all have hints
+// is searched only over the D operators on the paths from its inputs' related D tensors to the
+// hinted ones; when that relates nothing, the operator is left without a relation (its consumers
+// read its S definition), with no search of the whole neighbourhood. Nothing is trusted: a
+// relation kept is one the e-graph proves, and a guided run that does not end REFINES is run
+// again without hints, whose verdict is the one reported. So a wrong hint costs work, never a
+// verdict.
 //
 // Operators of S that do not read each other's outputs (one level: one more than the deepest
 // operator an input comes from) are searched in rounds: each round builds every open operator's
@@ -56,11 +59,8 @@ struct InferenceOptions {
   // Relations kept per S tensor (every replica on every rank is one); 0 keeps all, which
   // later operators need to meet each rank's D operators by congruence.
   size_t max_relations = 0;
-  // Candidate relations tried first (not owned; nullptr: none), and the limits of that narrow
-  // search: a hint that is right is proved in a few iterations, one that is wrong should cost
-  // little before the full search.
+  // Candidate relations that guide the search (not owned; nullptr: none).
   const Hints* hints = nullptr;
-  RunnerLimits hint_limits{.iterations = 10, .nodes = 10000, .time = std::chrono::seconds(1)};
   // Called with each S operator before its search (empty: none). For a progress display
   // (report/progress.h) only: it must not throw or change what is inferred.
   std::function<void(ir::NodeId)> progress;
@@ -88,10 +88,10 @@ enum class NodeStatus {
 std::string_view NodeStatusName(NodeStatus status);
 
 enum class HintUse {
-  kNone,      // no hint for every wanted output (or no hints at all)
-  kRelated,   // the search towards the hinted tensors related every output (not necessarily to
-              // the hinted expression: whatever the e-graph proves there)
-  kFellBack,  // it did not: the full search decided
+  kNone,           // no hint for every wanted output (or no hints at all)
+  kRelated,        // the search towards the hinted tensors related every output (not
+                   // necessarily to the hinted expression: whatever the e-graph proves there)
+  kLeftUnrelated,  // it did not: the operator is left without a relation
 };
 std::string_view HintUseName(HintUse use);
 
@@ -113,7 +113,7 @@ struct NodeOutcome {
   size_t egraph_classes = 0;
   double seconds = 0;
   HintUse hint = HintUse::kNone;
-  // Work over every attempt (the hint's and each deepening step; the sizes above are the last
+  // Work over every attempt (the guided one or each deepening step; the sizes above are the last
   // attempt's): local e-graphs built, their e-nodes, e-classes and saturation iterations summed.
   size_t attempts = 0;
   size_t work_nodes = 0;
@@ -196,11 +196,16 @@ struct VerifyResult {
   std::optional<size_t> first_failure;               // index into nodes
   size_t max_egraph_nodes = 0;
   size_t total_egraph_nodes = 0;
-  size_t hints_given = 0;      // hint expressions in InferenceOptions::hints
-  size_t hints_related = 0;    // S operators related by the search towards their hints
-  size_t hints_fell_back = 0;  // S operators with hints that the full search decided
-  size_t hints_proved = 0;     // hint expressions the search towards them proved equal
-  // Local problems (one per search of an S operator: the hint's, each deepening step) saturated
+  size_t hints_given = 0;           // hint expressions in InferenceOptions::hints
+  size_t hints_related = 0;         // S operators related by the search towards their hints
+  size_t hints_left_unrelated = 0;  // S operators that search did not relate
+  size_t hints_proved = 0;          // hint expressions among the relations it kept
+  // The guided run did not end REFINES, so this result is the run without hints; the counts
+  // above, its summary and its e-nodes (summed work) are the guided run's.
+  bool hints_rerun = false;
+  std::string hints_guided_stop;
+  size_t hints_guided_nodes = 0;
+  // Local problems (one per search of an S operator: the guided one, each deepening step) saturated
   // afresh, and answered from an identical earlier one (InferenceOptions::memoize).
   size_t local_solved = 0;
   size_t local_reused = 0;

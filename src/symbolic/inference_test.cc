@@ -187,7 +187,8 @@ size_t WorkNodes(const VerifyResult& r) {
 }
 
 // On every hand-written goal: right hints keep the verdict, relate the operators by the narrow
-// search, and never cost more e-graph work than the search without them.
+// search, and never cost more e-graph work than the search without them (a case that does not
+// REFINE is searched again without them).
 TEST(HintsInferenceTest, RightHintsKeepTheVerdictAndDoNotAddWork) {
   size_t proved = 0;  // hint expressions the narrow searches proved (a case whose operators are
                       // relation ops over related inputs is related before any search)
@@ -202,8 +203,13 @@ TEST(HintsInferenceTest, RightHintsKeepTheVerdictAndDoNotAddWork) {
     EXPECT_LE(WorkNodes(hinted), WorkNodes(plain));
     size_t inferred = 0;
     for (const NodeOutcome& n : plain.nodes) inferred += n.status == NodeStatus::kInferred;
-    EXPECT_EQ(hinted.hints_related, inferred) << Describe(hinted, l.s);
-    EXPECT_EQ(hinted.hints_fell_back, 0u);
+    // A case without REFINES (a bug) is searched again without hints; the counts are the
+    // guided run's.
+    EXPECT_EQ(hinted.hints_rerun, plain.verdict != Verdict::kRefines);
+    if (!hinted.hints_rerun) {
+      EXPECT_EQ(hinted.hints_related, inferred) << Describe(hinted, l.s);
+      EXPECT_EQ(hinted.hints_left_unrelated, 0u);
+    }
     proved += hinted.hints_proved;
     for (const NodeOutcome& n : plain.nodes) {
       EXPECT_EQ(n.hint, HintUse::kNone);
@@ -218,7 +224,8 @@ TEST(HintsInferenceTest, RightHintsKeepTheVerdictAndDoNotAddWork) {
 // Wrong hints on a correct row-parallel linear: a swapped concat for the weight's transpose and
 // rank 0's un-reduced partial product for the output. Neither is proved; t is related by the
 // search towards its hint anyway (to the right expression: the hint only chose where to look), y
-// falls back to the full search, the verdict and the relations are those found without hints.
+// is left without a relation there, so the guided run is UNKNOWN and the run without hints
+// decides: the verdict and the relations are those found without hints.
 TEST(HintsInferenceTest, WrongHintsChangeNothingButTheWork) {
   Loaded l = LoadGoal("matmul_rowpar");
   Hints hints = ParseHints(
@@ -231,12 +238,13 @@ TEST(HintsInferenceTest, WrongHintsChangeNothingButTheWork) {
   EXPECT_EQ(hinted.verdict, Verdict::kRefines) << Describe(hinted, l.s);
   EXPECT_EQ(hinted.hints_proved, 0u);
   EXPECT_EQ(hinted.hints_related, 1u);
-  EXPECT_EQ(hinted.hints_fell_back, 1u);
+  EXPECT_EQ(hinted.hints_left_unrelated, 1u);
+  EXPECT_TRUE(hinted.hints_rerun);
+  EXPECT_NE(hinted.hints_guided_stop.find("y"), std::string::npos) << hinted.hints_guided_stop;
+  EXPECT_GT(hinted.hints_guided_nodes, 0u);
   for (const NodeOutcome& n : hinted.nodes) {
-    const std::string& name = l.s.node(n.s_node).name;
-    EXPECT_EQ(n.status, NodeStatus::kInferred) << name;
-    EXPECT_EQ(n.hint, name == "t" ? HintUse::kRelated : HintUse::kFellBack) << name;
-    EXPECT_EQ(n.attempts, name == "t" ? 1u : 2u) << name;
+    EXPECT_EQ(n.status, NodeStatus::kInferred) << l.s.node(n.s_node).name;
+    EXPECT_EQ(n.hint, HintUse::kNone) << l.s.node(n.s_node).name;
   }
   for (const auto& [ref, exprs] : hints.by_tensor) {
     for (const InferredRelation& r : hinted.relations.at(l.s.ValueName(ref))) {

@@ -486,6 +486,10 @@ void LocalGraph::ExpandProducers(const std::vector<DKey>& from, int depth) {
   }
 }
 
+// How far back from a related tensor the walk of PathsTo looks for a target it is computed from
+// (a gradient piece written into zeros is a few operators back, not a layer).
+constexpr int32_t kMaxTargetDepthBack = 8;
+
 void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExpr>>& targets) {
   allowed_.emplace();
   std::vector<DKey> stack;
@@ -519,12 +523,16 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
   // input-free producer met.
   std::map<DKey, std::vector<DKey>> inputs_of;  // visited keys -> their producer's inputs
   std::vector<DKey> queue;
+  std::vector<int32_t> depth;  // operators back from the related tensor that queued it
   for (const auto& [key, state] : d_leaves_) {
-    if (inputs_of.emplace(key, std::vector<DKey>{}).second) queue.push_back(key);
+    if (inputs_of.emplace(key, std::vector<DKey>{}).second) {
+      queue.push_back(key);
+      depth.push_back(0);
+    }
   }
   for (size_t head = 0; head < queue.size() && inputs_of.size() < options_.max_d_nodes; ++head) {
     const DKey key = queue[head];
-    if (targets_set.count(key)) continue;
+    if (targets_set.count(key) || depth[head] >= kMaxTargetDepthBack) continue;
     const ir::Node& producer = d_program_.rank(key.rank).node(key.ref.node);
     if (producer.kind != ir::NodeKind::kOperator) continue;
     if (d_index_.IsInputFree(key.rank, key.ref.node)) {
@@ -536,7 +544,10 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
     for (TensorRef in : d_index_.ReadInputs(key.rank, key.ref.node)) {
       DKey in_key = d_index_.Canonical(DKey{key.rank, in});
       ins.push_back(in_key);
-      if (inputs_of.emplace(in_key, std::vector<DKey>{}).second) queue.push_back(in_key);
+      if (inputs_of.emplace(in_key, std::vector<DKey>{}).second) {
+        queue.push_back(in_key);
+        depth.push_back(depth[head] + 1);
+      }
     }
     inputs_of[key] = std::move(ins);
   }

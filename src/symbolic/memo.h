@@ -58,7 +58,6 @@ struct LocalSolution {
   size_t iterations = 0;
   size_t egraph_nodes = 0;
   size_t egraph_classes = 0;
-  size_t hints_proved = 0;
   struct Output {
     std::optional<std::string> conflict;  // the class's conflict reason (it stops the outputs)
     bool found = false;                   // a clean expression was extracted
