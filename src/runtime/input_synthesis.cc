@@ -260,6 +260,12 @@ class Deriver {
   void AssignNode(const symbolic::Reshape& node, const at::Tensor& value) {
     Assign(node.child, value.reshape(SizesOf(node.child)));
   }
+  // A broadcast D input would need S's value to repeat along the broadcast dims, which a random
+  // S input does not: refused like a slice.
+  void AssignNode(const symbolic::Expand& node, const at::Tensor&) {
+    throw std::invalid_argument("an expand of a D tensor (" + node.child.ToString() +
+                                ") cannot be written");
+  }
   void AssignNode(const symbolic::Transpose& node, const at::Tensor& value) {
     Assign(node.child, value.transpose(node.d0, node.d1));
   }

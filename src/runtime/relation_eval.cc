@@ -39,6 +39,8 @@ at::Tensor EvalRelExpr(const symbolic::RelExpr& expr, const DValueLookup& lookup
           return EvalRelExpr(node.child, lookup) * node.factor;
         } else if constexpr (std::is_same_v<T, symbolic::Reshape>) {
           return EvalRelExpr(node.child, lookup).reshape(node.shape);
+        } else if constexpr (std::is_same_v<T, symbolic::Expand>) {
+          return EvalRelExpr(node.child, lookup).expand(node.sizes).contiguous();
         } else if constexpr (std::is_same_v<T, symbolic::Transpose>) {
           return EvalRelExpr(node.child, lookup).transpose(node.d0, node.d1);
         } else {

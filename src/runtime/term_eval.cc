@@ -106,6 +106,7 @@ class Evaluator {
     if (op == "reshape") return T(n, 0).reshape(Ints(n, 1));
     if (op == "transpose") return T(n, 0).transpose(I(n, 1), I(n, 2));
     if (op == "permute") return T(n, 0).permute(Ints(n, 1));
+    if (op == "expand") return T(n, 0).expand(Ints(n, 1)).contiguous();
     if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "lt" || op == "ge" ||
         op == "eq") {
       auto [a, b] = Pair(n);

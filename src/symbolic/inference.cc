@@ -174,6 +174,13 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
     for (size_t i = 1; i < n.children.size(); ++i) shape.push_back(num(i));
     return RelExpr::Reshape(*c, std::move(shape));
   }
+  if (n.op == lang.expand) {
+    auto c = child(0);
+    if (!c) return std::nullopt;
+    std::vector<int64_t> sizes;
+    for (size_t i = 1; i < n.children.size(); ++i) sizes.push_back(num(i));
+    return RelExpr::Expand(*c, std::move(sizes));
+  }
   if (n.op == lang.transpose) {
     auto c = child(0);
     if (!c) return std::nullopt;

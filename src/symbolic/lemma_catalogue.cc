@@ -384,8 +384,18 @@ std::vector<std::string> SplitTopLevel(const std::string& text, char sep) {
 
 struct VarSpec {
   // kCopies: a list whose every element is the (earlier) variable `value` (`?xs: copies(?x)`),
-  // for lemmas about a concat of one piece repeated (expand's broadcast, see lowering.cc).
-  enum class Kind { kTensor, kFlt, kInt, kIntList, kRandomInt, kCopies } kind = Kind::kTensor;
+  // for lemmas about a concat of one piece repeated (expand's broadcast, see lowering.cc);
+  // kExpands: W broadcasts of the variable `value` to `dims` drawn per element
+  // (`?es: expands(?x, [a, n*])`), for lemmas about a concat of broadcasts of one tensor.
+  enum class Kind {
+    kTensor,
+    kFlt,
+    kInt,
+    kIntList,
+    kRandomInt,
+    kCopies,
+    kExpands
+  } kind = Kind::kTensor;
   SelfTestLeaf::Kind leaf = SelfTestLeaf::Kind::kReal;
   std::string bound;              // index(v), or the hi of index(lo..hi)
   std::string low;                // the lo of index(lo..hi) (empty: 0)
@@ -451,6 +461,17 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       } else if (type.rfind("copies(?", 0) == 0 && type.back() == ')') {
         spec.kind = VarSpec::Kind::kCopies;
         spec.value = type.substr(8, type.size() - 9);
+      } else if (type.rfind("expands(?", 0) == 0 && type.back() == ')') {
+        size_t comma = type.find(',');
+        std::string sizes = comma == std::string::npos ? "" : Trim(type.substr(comma + 1));
+        sizes = sizes.empty() ? sizes : sizes.substr(0, sizes.size() - 1);  // the closing ')'
+        sizes = Trim(sizes);
+        if (sizes.size() < 2 || sizes.front() != '[' || sizes.back() != ']') {
+          draw.Fail("expected expands(?x, [dims]) in '" + clause + "'");
+        }
+        spec.kind = VarSpec::Kind::kExpands;
+        spec.value = Trim(type.substr(9, comma - 9));
+        spec.dims = SplitTopLevel(sizes.substr(1, sizes.size() - 2), ',');
       } else {
         if (type.rfind("bool", 0) == 0) {
           spec.leaf = SelfTestLeaf::Kind::kBool;
@@ -572,6 +593,18 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
         auto it = scalars.find(spec.value);
         if (it == scalars.end()) draw.Fail("copies of ?" + spec.value + " before it is defined");
         lists[name].assign(static_cast<size_t>(draw.world), it->second);
+        break;
+      }
+      case VarSpec::Kind::kExpands: {
+        auto it = scalars.find(spec.value);
+        if (it == scalars.end()) draw.Fail("expands of ?" + spec.value + " before it is defined");
+        for (int64_t i = 0; i < draw.world; ++i) {
+          std::vector<ClassId> children{it->second};
+          for (const std::string& dim : spec.dims) {
+            children.push_back(graph.Add(lang.Num(draw.Eval(dim, i))));
+          }
+          lists[name].push_back(graph.Add(ENode{lang.expand, 0, std::move(children)}));
+        }
         break;
       }
       case VarSpec::Kind::kIntList:

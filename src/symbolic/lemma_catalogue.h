@@ -14,6 +14,7 @@
 //   also (slice ?x 0 ?s ?e)   an extra term added to the e-graph (for lemmas looking at siblings)
 //   ?xs: [a, m] x2        a list of 2*W tensors (a sum over ranks of k terms per rank)
 //   ?xs: copies(?x)       a list of W copies of ?x (an expand written as a concat of copies)
+//   ?es: expands(?x, [a, n*])  a list of W broadcasts of ?x, element i to those sizes
 //   leaf (concat ?d ?xs...)   a fresh leaf put in that term's class (a tensor D computes whole)
 // Size expressions: integers, symbols `a`, per-element `n*`, one element `n[1]`, `sum(n)`,
 // `W`, integer variables `?s`, with + - * and parentheses.

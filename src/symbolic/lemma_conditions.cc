@@ -1305,6 +1305,158 @@ std::optional<ClassId> PermuteOfSumr(EGraph& g, const Bindings& b) {
   return OfSumr(g, b, Lang().permute);
 }
 
+// ---- broadcasts (expand) ------------------------------------------------------------------------
+
+// The integer values of ?ss, or nullopt when one is not a known integer.
+std::optional<Shape64> IntsOf(const EGraph& g, const std::vector<ClassId>& ids) {
+  Shape64 out;
+  for (ClassId id : ids) {
+    auto v = IntOf(g, id);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// expand-as-copies unfolds a broadcast into concats of copies only up to this many copies per
+// dim, so a wide broadcast (a vocabulary) never puts a huge concat into an e-graph.
+constexpr int64_t kMaxExpandCopies = 64;
+
+// (expand ?x ?ss...): a reshape adding the leading 1s, then a concat of copies along each dim of
+// size 1 that widens.
+std::optional<ClassId> ExpandAsCopies(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto sizes = IntsOf(g, b.List("ss"));
+  if (!in || !sizes || sizes->size() < in->size()) return std::nullopt;
+  Shape64 from(sizes->size() - in->size(), 1);
+  from.insert(from.end(), in->begin(), in->end());
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != (*sizes)[d] && (from[d] != 1 || (*sizes)[d] > kMaxExpandCopies)) {
+      return std::nullopt;
+    }
+  }
+  ClassId x = b.Var("x");
+  if (from.size() > in->size()) {
+    std::vector<ClassId> children{x};
+    for (int64_t size : from) children.push_back(AddNum(g, size));
+    x = AddOp(g, Lang().reshape, std::move(children));
+  }
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] == (*sizes)[d]) continue;
+    std::vector<ClassId> children(static_cast<size_t>((*sizes)[d]) + 1, x);
+    children[0] = AddNum(g, static_cast<int64_t>(d));
+    x = AddOp(g, Lang().concat, std::move(children));
+  }
+  return x;
+}
+
+// (slice (expand ?x ?ss...) ?d ?s ?e): where x repeats or lacks dim d, the same broadcast to
+// e - s there; where x has dim d whole, the broadcast of x's slice.
+std::optional<ClassId> SliceOfExpand(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto sizes = IntsOf(g, b.List("ss"));
+  if (!in || !sizes || sizes->size() < in->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), sizes->size());
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  if (!d || !s || !e || *s < 0 || *e < *s || *e > (*sizes)[*d]) return std::nullopt;
+  const int64_t at = *d - static_cast<int64_t>(sizes->size() - in->size());
+  ClassId x = b.Var("x");
+  if (at >= 0 && (*in)[at] != 1) {
+    x = AddOp(g, Lang().slice, {x, AddNum(g, at), b.Var("s"), b.Var("e")});
+  }
+  std::vector<ClassId> children{x};
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    children.push_back(i == static_cast<size_t>(*d) ? AddNum(g, *e - *s) : b.List("ss")[i]);
+  }
+  return AddOp(g, Lang().expand, std::move(children));
+}
+
+// (expand (concat ?d ?xs...) ?ss...) where the concat dim keeps its size: each piece broadcast
+// alike, concatenated along that dim of the result.
+std::optional<ClassId> ExpandOfConcat(EGraph& g, const Bindings& b) {
+  const std::vector<ClassId>& xs = b.List("xs");
+  auto sizes = IntsOf(g, b.List("ss"));
+  auto first = xs.empty() ? std::nullopt : ShapeOf(g, xs.front());
+  if (!first || !sizes || sizes->size() < first->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), first->size());
+  if (!d) return std::nullopt;
+  const size_t out_d = static_cast<size_t>(*d) + (sizes->size() - first->size());
+  std::vector<ClassId> parts{AddNum(g, static_cast<int64_t>(out_d))};
+  int64_t total = 0;
+  for (ClassId x : xs) {
+    auto shape = ShapeOf(g, x);
+    if (!shape || shape->size() != first->size()) return std::nullopt;
+    const int64_t size = (*shape)[*d];
+    total += size;
+    std::vector<ClassId> children{x};
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      children.push_back(i == out_d ? AddNum(g, size) : b.List("ss")[i]);
+    }
+    parts.push_back(AddOp(g, Lang().expand, std::move(children)));
+  }
+  if (total != (*sizes)[out_d]) return std::nullopt;
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (concat ?d ?es...) where every piece's class holds a broadcast of one class x that repeats or
+// lacks dim d, to sizes that agree outside d: that broadcast to the summed size along d.
+std::optional<ClassId> ConcatOfExpands(EGraph& g, const Bindings& b) {
+  const OpId expand = Lang().expand;
+  const std::vector<ClassId>& es = b.List("es");
+  std::optional<ClassId> x;
+  std::optional<Shape64> sizes;
+  std::optional<int64_t> d;
+  for (ClassId piece : es) {
+    std::optional<Shape64> piece_sizes;
+    for (const ENode& node : g.Nodes(piece)) {
+      if (node.op != expand || node.children.empty()) continue;
+      ClassId from = g.Find(node.children[0]);
+      if (x && from != *x) continue;
+      std::vector<ClassId> rest(node.children.begin() + 1, node.children.end());
+      if ((piece_sizes = IntsOf(g, rest))) {
+        x = from;
+        break;
+      }
+    }
+    if (!piece_sizes) return std::nullopt;
+    if (!sizes) {
+      sizes = piece_sizes;
+      d = Norm(IntOf(g, b.Var("d")), sizes->size());
+      auto in = ShapeOf(g, *x);
+      if (!d || !in || in->size() > sizes->size()) return std::nullopt;
+      const int64_t at = *d - static_cast<int64_t>(sizes->size() - in->size());
+      if (at >= 0 && (*in)[at] != 1) return std::nullopt;
+      continue;
+    }
+    if (piece_sizes->size() != sizes->size()) return std::nullopt;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      if (static_cast<int64_t>(i) != *d && (*piece_sizes)[i] != (*sizes)[i]) return std::nullopt;
+    }
+    (*sizes)[*d] += (*piece_sizes)[*d];
+  }
+  if (!x) return std::nullopt;
+  std::vector<ClassId> children{*x};
+  for (int64_t size : *sizes) children.push_back(AddNum(g, size));
+  return AddOp(g, expand, std::move(children));
+}
+
+// (op (expand ?x ?ss...) ?y), (op ?y (expand ...)): x and y broadcast (right-aligned, each dim
+// equal or 1) to exactly the matched result's shape, so the op's own broadcast does the expand's.
+bool ExpandAbsorbed(const EGraph& g, const Bindings& b) {
+  auto out = RootShape(g, b);
+  auto xs = ShapeOf(g, b.Var("x")), ys = ShapeOf(g, b.Var("y"));
+  if (!out || !xs || !ys) return false;
+  const size_t rank = std::max(xs->size(), ys->size());
+  if (rank != out->size()) return false;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t xd = i + xs->size() < rank ? 1 : (*xs)[i + xs->size() - rank];
+    const int64_t yd = i + ys->size() < rank ? 1 : (*ys)[i + ys->size() - rank];
+    if (xd != yd && xd != 1 && yd != 1) return false;
+    if ((xd == 1 ? yd : xd) != (*out)[i]) return false;
+  }
+  return true;
+}
+
 // ---- constant tensors -------------------------------------------------------------------------
 
 // Whether a class holds (full v ...) with v the number 0: a tensor of zeros.
@@ -1412,8 +1564,11 @@ std::optional<ClassId> VocabParallelNegOnehot(EGraph& g, const Bindings& b) {
 // [a, b) is kept by exactly one rank, at column t - o_r (S's column t - a); one outside has a
 // zero weight in S (z2 = 0) and is masked by every rank. z must be a column of every shard;
 // ?rs is the ids' shape plus a trailing 1 (one weight per row) and ?g has it too.
-// The ranks' own terms match the pattern as well (a shard of width n_r): splitting them again is
-// still sound, but refused for widths under 2 W so the repeated splits stay few.
+// The ranks' own terms match the pattern as well (a shard of width n_r at a = o_r): splitting them
+// again is sound but useless, and splitting every piece again makes a tree of C / 2W terms (510
+// one-hots at C = 512). So only a term that starts at a = 0 (a whole vocabulary, as S's does),
+// at least 2 W wide and that no rank computes (its class holds no D tensor: rank 0's own term
+// is one) is split.
 std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
   const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
   ClassId t = b.Var("t");
@@ -1435,7 +1590,13 @@ std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
     if (IntOf(g, rs[i]) != row[i]) return std::nullopt;
   }
   const int64_t world = analysis->world_size();
-  if (world < 2 || *classes < 2 * world) return std::nullopt;
+  if (world < 2 || *classes < 2 * world || *a != 0.0) return std::nullopt;
+  for (const ENode& node : g.Nodes(b.match().eclass)) {
+    if (node.op == Lang().tensor &&
+        analysis->leaves().at(node.payload).side == TensorLeaf::Side::kDist) {
+      return std::nullopt;
+    }
+  }
   const auto pieces = ChunkSplit(*classes, world);
   // z must be a valid local column of every piece (the smallest is the last)
   if (*z != std::floor(*z) || *z < 0 || *z >= static_cast<double>(pieces.back().second)) {
@@ -1492,6 +1653,7 @@ ConditionTable BuildConditions() {
   t.Add("adds-nothing", AddsNothing);
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);
+  t.Add("expand-absorbed", ExpandAbsorbed);
   return t;
 }
 
@@ -1519,6 +1681,10 @@ ApplierTable BuildAppliers() {
   t.Add("reshape-of-sumr", ReshapeOfSumr);
   t.Add("permute-of-sumr", PermuteOfSumr);
   t.Add("slice-of-full", SliceOfFull);
+  t.Add("expand-as-copies", ExpandAsCopies);
+  t.Add("slice-of-expand", SliceOfExpand);
+  t.Add("expand-of-concat", ExpandOfConcat);
+  t.Add("concat-of-expands", ConcatOfExpands);
   t.Add("vocab-parallel-embedding-bwd", VocabParallelEmbeddingBwd);
   t.Add("vocab-parallel-neg-onehot", VocabParallelNegOnehot);
   t.Add("vocab-parallel-onehot-rows", VocabParallelOnehotRows);

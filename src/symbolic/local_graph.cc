@@ -428,6 +428,10 @@ ClassId AddRelExprTo(EGraph& egraph, const TensorAnalysis& analysis, const RelEx
           }
           for (int64_t s : shape) ch.push_back(Num(s));
           return egraph.Add(ENode{lang.reshape, 0, std::move(ch)});
+        } else if constexpr (std::is_same_v<T, Expand>) {
+          std::vector<ClassId> ch{AddRelExpr(n.child)};
+          for (int64_t s : n.sizes) ch.push_back(Num(s));
+          return egraph.Add(ENode{lang.expand, 0, std::move(ch)});
         } else if constexpr (std::is_same_v<T, Transpose>) {
           return egraph.Add(ENode{lang.transpose, 0, {AddRelExpr(n.child), Num(n.d0), Num(n.d1)}});
         } else {

@@ -361,45 +361,25 @@ Outputs SplitEqual(const LowerContext& l) {
   return out;
 }
 
-// expand(self, sizes): a dim of size 1 broadcast to n is the concat of n copies along it, and new
-// leading dims are a reshape to size 1 first (exact; the same shape is the identity, as
-// torch.matmul of 4-d operands records). Broadcasts of more than kMaxExpandCopies along one dim
-// stay opaque, so a wide broadcast does not put a huge concat into every e-graph. 64 covers the
-// corpus's vocabulary (Megatron's cross entropy backward expands [s, b, 1] over it; the
-// *-copies-bcast lemmas then let the copies broadcast like their piece).
-constexpr int64_t kMaxExpandCopies = 64;
-
-// x broadcast to `out` (x's dims right-aligned, as in PyTorch): a reshape adding the leading 1s,
-// then a concat of copies along each dim of size 1 that widens (at most kMaxExpandCopies). Every
-// dim is checked before a node is added.
+// x broadcast to `out` (x's dims right-aligned, as in PyTorch): the language's expand, one node
+// however wide (a 50k-vocabulary gradient); the expand-as-copies lemma unfolds narrow ones into
+// concats of copies for the lemmas that split a concat. Every dim is checked before a node is
+// added.
 ClassId BroadcastTerm(const LowerContext& l, ClassId x, const TensorType& in,
                       const ir::Shape& out) {
   if (out.size() < in.shape.size()) throw NotCovered{};
-  size_t added = out.size() - in.shape.size();
-  std::vector<int64_t> in_sizes(added, 1), out_sizes;
-  for (const ir::Dim& d : in.shape) {
-    if (!d.is_static()) throw NotCovered{};
-    in_sizes.push_back(d.value());
-  }
+  const size_t added = out.size() - in.shape.size();
+  std::vector<ClassId> children{x};
   for (size_t d = 0; d < out.size(); ++d) {
     if (!out[d].is_static()) throw NotCovered{};
-    out_sizes.push_back(out[d].value());
-    if (in_sizes[d] != out_sizes[d] && (in_sizes[d] != 1 || out_sizes[d] > kMaxExpandCopies)) {
-      throw NotCovered{};
+    if (d >= added) {
+      const ir::Dim& from = in.shape[d - added];
+      if (!from.is_static() || (from.value() != 1 && from != out[d])) throw NotCovered{};
     }
+    children.push_back(l.N(out[d].value()));
   }
-  if (added > 0) {
-    std::vector<ClassId> children{x};
-    for (int64_t size : in_sizes) children.push_back(l.N(size));
-    x = l.Op("reshape", std::move(children));
-  }
-  for (size_t d = 0; d < out_sizes.size(); ++d) {
-    if (in_sizes[d] == out_sizes[d]) continue;
-    std::vector<ClassId> children(static_cast<size_t>(out_sizes[d]) + 1, x);
-    children[0] = l.N(static_cast<int64_t>(d));
-    x = l.Op("concat", std::move(children));
-  }
-  return x;
+  if (added == 0 && in.shape == out) return x;
+  return l.Op("expand", std::move(children));
 }
 
 // The ne(t, c) mask of integer t as NeScalar writes it: (t < c) | (t >= c + 1).

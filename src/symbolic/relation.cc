@@ -187,6 +187,24 @@ TypeResult Infer(const RelExpr& expr, const ir::Program& program, std::string* w
             t->shape = shape;
             return t;
           },
+          [&](const Expand& e) -> TypeResult {
+            TypeResult t = Infer(e.child, program, why);
+            if (!t) return std::nullopt;
+            const size_t rank = e.sizes.size(), in = t->shape.size();
+            bool fits = rank >= in;
+            ir::Shape shape;
+            for (size_t i = 0; fits && i < rank; ++i) {
+              fits = e.sizes[i] >= 0 && (i < rank - in || t->shape[i - (rank - in)] == ir::Dim(1) ||
+                                         t->shape[i - (rank - in)] == ir::Dim(e.sizes[i]));
+              shape.emplace_back(e.sizes[i]);
+            }
+            if (!fits) {
+              return Fail(why, "cannot expand " + t->ToString() + " to " + IntList(e.sizes) +
+                                   " in " + expr.ToString());
+            }
+            t->shape = shape;
+            return t;
+          },
           [&](const Transpose& tr) -> TypeResult {
             TypeResult t = Infer(tr.child, program, why);
             if (!t) return std::nullopt;
@@ -357,6 +375,10 @@ class Parser {
       RelExpr child = ParseExpr();
       Expect(',');
       out = RelExpr::Reshape(child, IntListArg());
+    } else if (name == "expand") {
+      RelExpr child = ParseExpr();
+      Expect(',');
+      out = RelExpr::Expand(child, IntListArg());
     } else if (name == "transpose") {
       RelExpr child = ParseExpr();
       Expect(',');
@@ -370,8 +392,8 @@ class Parser {
       out = RelExpr::Permute(child, IntListArg());
     } else {
       Error("unknown relation operator '" + name +
-            "' (expected concat, slice, sum, max, min, scale, reshape, transpose, permute, or "
-            "a tensor name@rank)");
+            "' (expected concat, slice, sum, max, min, scale, reshape, expand, transpose, "
+            "permute, or a tensor name@rank)");
     }
     Expect(')');
     return out;
@@ -444,6 +466,11 @@ RelExpr RelExpr::Reshape(RelExpr child, std::vector<int64_t> shape) {
       RelNode{symbolic::Reshape{std::move(shape), Require(std::move(child), "reshape")}}));
 }
 
+RelExpr RelExpr::Expand(RelExpr child, std::vector<int64_t> sizes) {
+  return RelExpr(std::make_shared<const RelNode>(
+      RelNode{symbolic::Expand{std::move(sizes), Require(std::move(child), "expand")}}));
+}
+
 RelExpr RelExpr::Transpose(RelExpr child, int64_t d0, int64_t d1) {
   return RelExpr(std::make_shared<const RelNode>(
       RelNode{symbolic::Transpose{d0, d1, Require(std::move(child), "transpose")}}));
@@ -484,6 +511,9 @@ std::string RelExpr::ToString() const {
           [](const symbolic::Reshape& r) {
             return "reshape(" + r.child.ToString() + ", " + IntList(r.shape) + ")";
           },
+          [](const symbolic::Expand& e) {
+            return "expand(" + e.child.ToString() + ", " + IntList(e.sizes) + ")";
+          },
           [](const symbolic::Transpose& t) {
             return "transpose(" + t.child.ToString() + ", " + std::to_string(t.d0) + ", " +
                    std::to_string(t.d1) + ")";
@@ -501,41 +531,51 @@ bool operator==(const RelExpr& a, const RelExpr& b) {
   const auto& ka = a.node_->kind;
   const auto& kb = b.node_->kind;
   if (ka.index() != kb.index()) return false;
-  return std::visit(
-      Overloaded{
-          [&](const DTensor& x) {
-            const auto& y = std::get<DTensor>(kb);
-            return x.rank == y.rank && x.tensor == y.tensor;
-          },
-          [&](const symbolic::Concat& x) {
-            const auto& y = std::get<symbolic::Concat>(kb);
-            return x.dim == y.dim && x.children == y.children;
-          },
-          [&](const symbolic::Slice& x) {
-            const auto& y = std::get<symbolic::Slice>(kb);
-            return x.dim == y.dim && x.start == y.start && x.end == y.end && x.child == y.child;
-          },
-          [&](const symbolic::Sum& x) { return x.children == std::get<symbolic::Sum>(kb).children; },
-          [&](const symbolic::Max& x) { return x.children == std::get<symbolic::Max>(kb).children; },
-          [&](const symbolic::Min& x) { return x.children == std::get<symbolic::Min>(kb).children; },
-          [&](const symbolic::Scale& x) {
-            const auto& y = std::get<symbolic::Scale>(kb);
-            return x.factor == y.factor && x.child == y.child;
-          },
-          [&](const symbolic::Reshape& x) {
-            const auto& y = std::get<symbolic::Reshape>(kb);
-            return x.shape == y.shape && x.child == y.child;
-          },
-          [&](const symbolic::Transpose& x) {
-            const auto& y = std::get<symbolic::Transpose>(kb);
-            return x.d0 == y.d0 && x.d1 == y.d1 && x.child == y.child;
-          },
-          [&](const symbolic::Permute& x) {
-            const auto& y = std::get<symbolic::Permute>(kb);
-            return x.perm == y.perm && x.child == y.child;
-          },
-      },
-      ka);
+  return std::visit(Overloaded{
+                        [&](const DTensor& x) {
+                          const auto& y = std::get<DTensor>(kb);
+                          return x.rank == y.rank && x.tensor == y.tensor;
+                        },
+                        [&](const symbolic::Concat& x) {
+                          const auto& y = std::get<symbolic::Concat>(kb);
+                          return x.dim == y.dim && x.children == y.children;
+                        },
+                        [&](const symbolic::Slice& x) {
+                          const auto& y = std::get<symbolic::Slice>(kb);
+                          return x.dim == y.dim && x.start == y.start && x.end == y.end &&
+                                 x.child == y.child;
+                        },
+                        [&](const symbolic::Sum& x) {
+                          return x.children == std::get<symbolic::Sum>(kb).children;
+                        },
+                        [&](const symbolic::Max& x) {
+                          return x.children == std::get<symbolic::Max>(kb).children;
+                        },
+                        [&](const symbolic::Min& x) {
+                          return x.children == std::get<symbolic::Min>(kb).children;
+                        },
+                        [&](const symbolic::Scale& x) {
+                          const auto& y = std::get<symbolic::Scale>(kb);
+                          return x.factor == y.factor && x.child == y.child;
+                        },
+                        [&](const symbolic::Reshape& x) {
+                          const auto& y = std::get<symbolic::Reshape>(kb);
+                          return x.shape == y.shape && x.child == y.child;
+                        },
+                        [&](const symbolic::Expand& x) {
+                          const auto& y = std::get<symbolic::Expand>(kb);
+                          return x.sizes == y.sizes && x.child == y.child;
+                        },
+                        [&](const symbolic::Transpose& x) {
+                          const auto& y = std::get<symbolic::Transpose>(kb);
+                          return x.d0 == y.d0 && x.d1 == y.d1 && x.child == y.child;
+                        },
+                        [&](const symbolic::Permute& x) {
+                          const auto& y = std::get<symbolic::Permute>(kb);
+                          return x.perm == y.perm && x.child == y.child;
+                        },
+                    },
+                    ka);
 }
 
 namespace {
@@ -581,6 +621,7 @@ size_t RelExprHash::operator()(const RelExpr& expr) const {
             return Mix(Mix(h, f), (*this)(x.child));
           },
           [&](const symbolic::Reshape& x) { return Mix(MixInts(h, x.shape), (*this)(x.child)); },
+          [&](const symbolic::Expand& x) { return Mix(MixInts(h, x.sizes), (*this)(x.child)); },
           [&](const symbolic::Transpose& x) {
             return Mix(MixInts(h, {x.d0, x.d1}), (*this)(x.child));
           },

@@ -41,6 +41,8 @@ class RelExpr {
   static RelExpr Scale(double factor, RelExpr child);  // factor * child (mean = scale(1/n, sum))
   // One entry may be -1 (inferred from the element count), as in torch.reshape.
   static RelExpr Reshape(RelExpr child, std::vector<int64_t> shape);
+  // child broadcast to `sizes` as aten::expand (right-aligned; dims of size 1 repeat)
+  static RelExpr Expand(RelExpr child, std::vector<int64_t> sizes);
   static RelExpr Transpose(RelExpr child, int64_t d0, int64_t d1);
   static RelExpr Permute(RelExpr child, std::vector<int64_t> perm);
 
@@ -99,6 +101,10 @@ struct Reshape {
   std::vector<int64_t> shape;
   RelExpr child;
 };
+struct Expand {
+  std::vector<int64_t> sizes;
+  RelExpr child;
+};
 struct Transpose {
   int64_t d0 = 0;
   int64_t d1 = 0;
@@ -110,7 +116,8 @@ struct Permute {
 };
 
 struct RelNode {
-  std::variant<DTensor, Concat, Slice, Sum, Max, Min, Scale, Reshape, Transpose, Permute> kind;
+  std::variant<DTensor, Concat, Slice, Sum, Max, Min, Scale, Reshape, Expand, Transpose, Permute>
+      kind;
 };
 
 // Calls `visit` on every D tensor leaf of `expr`, left to right.

@@ -67,6 +67,8 @@ TEST(RelExprTest, ParsePrintRoundTrip) {
       "scale(0.25, sum(primals_1@0, primals_1@1))",
       "scale(3, primals_1@0)",
       "reshape(primals_1@0, [2, -1, 3])",
+      "expand(bias@0, [3, 6])",
+      "expand(reshape(bias@1, [6, 1]), [2, 6, 5])",
       "transpose(primals_1@0, 0, -1)",
       "permute(concat(1, primals_1@0, primals_1@1), [1, 0])",
   };
@@ -123,6 +125,8 @@ TEST(RelExprTest, InfersShapes) {
   EXPECT_EQ(type("scale(0.5, sum(primals_1@0, primals_1@1))"), "f32[4, 6]");
   EXPECT_EQ(type("reshape(primals_1@0, [2, -1])"), "f32[2, 12]");
   EXPECT_EQ(type("transpose(primals_1@0, 0, 1)"), "f32[6, 4]");
+  EXPECT_EQ(type("expand(bias@0, [4, 6])"), "f32[4, 6]");
+  EXPECT_EQ(type("expand(reshape(bias@0, [6, 1]), [2, 6, 50])"), "f32[2, 6, 50]");
   EXPECT_EQ(type("permute(reshape(primals_1@0, [2, 2, 6]), [2, 0, 1])"), "f32[6, 2, 2]");
 }
 
@@ -140,6 +144,8 @@ TEST(RelExprTest, ShapeErrorsSayWhy) {
   EXPECT_NE(why_of("reshape(primals_1@0, [5, 5])").find("cannot reshape"), std::string::npos);
   EXPECT_NE(why_of("permute(primals_1@0, [0, 0])").find("does not fit"), std::string::npos);
   EXPECT_NE(why_of("transpose(bias@0, 0, 1)").find("out of range"), std::string::npos);
+  EXPECT_NE(why_of("expand(bias@0, [4, 5])").find("cannot expand"), std::string::npos);
+  EXPECT_NE(why_of("expand(primals_1@0, [6])").find("cannot expand"), std::string::npos);
   // A leaf that points outside the program.
   std::string why;
   EXPECT_FALSE(InferRelType(RelExpr::Tensor(5, ir::TensorRef{0, 0}, "x"), p, &why).has_value());
@@ -151,7 +157,7 @@ TEST(RelExprTest, ParseErrorsAreInputErrors) {
   for (const char* bad :
        {"", "primals_1", "primals_1@2", "nosuch@0", "concat(0, primals_1@0", "frob(primals_1@0)",
         "slice(primals_1@0, 0, 1)", "primals_1@0 extra", "scale(nan, primals_1@0)",
-        "reshape(primals_1@0, [2, x])"}) {
+        "reshape(primals_1@0, [2, x])", "expand(bias@0)", "expand(bias@0, 4)"}) {
     try {
       ParseRelExpr(bad, p, "spec.rel", 7);
       ADD_FAILURE() << "no error for '" << bad << "'";

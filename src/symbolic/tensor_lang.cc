@@ -28,6 +28,9 @@ const std::vector<TensorOpInfo> kOwnOps = {
     {"minr", kVariadic, true, TensorRule::kSameAsAll},   // elementwise min of xs
     {"scale", 2, true, TensorRule::kUnary},              // (scale x (flt f)) = f * x
     {"reshape", kVariadic, true, TensorRule::kReshape},  // (reshape x sizes...)
+    // x broadcast to sizes, as PyTorch broadcasts (x's dims right-aligned; a dim of size 1
+    // repeats, new leading dims are added): one node however wide (a 50k-vocabulary gradient).
+    {"expand", kVariadic, true, TensorRule::kExpand},    // (expand x sizes...)
     {"transpose", 3, true, TensorRule::kTranspose},      // (transpose x d0 d1)
     {"permute", kVariadic, true, TensorRule::kPermute},  // (permute x dims...)
     // compute ops (the operators that mirror an ATen operator exactly are not listed: they come
@@ -185,6 +188,7 @@ TensorLanguage::TensorLanguage() {
   minr = id("minr");
   scale = id("scale");
   reshape = id("reshape");
+  expand = id("expand");
   transpose = id("transpose");
   permute = id("permute");
   opaque = id("opaque");
@@ -439,6 +443,24 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       } else if (known != total) {
         return fail("reshape of " + Str(type_of(0)->shape) + " to " + Str(out.shape) +
                     " changes the number of elements");
+      }
+      return out;
+    }
+    case TensorRule::kExpand: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      const Shape& in = type_of(0)->shape;
+      const size_t rank = node.children.size() - 1;
+      if (rank < in.size()) return fail("expand to fewer dims than its operand has");
+      TensorType out{type_of(0)->dtype, {}};
+      for (size_t i = 0; i < rank; ++i) {
+        auto v = int_of(i + 1);
+        if (!v || *v < 0) return fail("expand size is not a non-negative integer");
+        out.shape.emplace_back(*v);
+        if (i < rank - in.size()) continue;
+        const ir::Dim& d = in[i - (rank - in.size())];
+        if (d != ir::Dim(1) && d != ir::Dim(*v)) {
+          return fail("cannot expand " + Str(in) + " to " + Str(out.shape));
+        }
       }
       return out;
     }

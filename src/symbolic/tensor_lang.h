@@ -5,8 +5,8 @@
 //  - leaves: `(num k)` integers (dims, offsets, sizes), `(flt bits)` doubles, `(tensor id)` a
 //    tensor of S or of one rank of D (id indexes a LeafTable);
 //  - relation ops, the vocabulary of relations (concat, slice, sum/max/min over ranks, scale,
-//    reshape, transpose, permute): a class is *clean* when it holds a D tensor or a relation op
-//    over clean classes — the expressions relation inference is allowed to extract;
+//    reshape, expand, transpose, permute): a class is *clean* when it holds a D tensor or a
+//    relation op over clean classes — the expressions relation inference is allowed to extract;
 //  - compute ops: the language's own (mm, add, softmax, layernorm, ...), and one op per registry
 //    entry that mirrors an ATen operator (ir::OpLowering::kMirror: exp, tanh, sin, ...), whose
 //    type rule is that entry's shape rule and whose evaluation is that operator's kernel.
@@ -40,6 +40,8 @@ enum class TensorRule : uint8_t {
   kBatchMatmul,    // (bmm a b): [b,m,k] x [b,k,n]
   kBatchedMatmul,  // (matmul a b): [B..., m, k] x [B..., k, n], equal batch dims B (no broadcast)
   kReshape,        // (reshape x sizes...)
+  kExpand,         // (expand x sizes...): x broadcast to sizes (x's dims right-aligned, each 1 or
+                   // equal to its size), as aten::expand
   kTranspose,      // (transpose x d0 d1)
   kPermute,        // (permute x dims...)
   kReduceDim,      // (sum_dim x dim keepdim), (max_dim x dim keepdim), (mean_dim ...)
@@ -120,7 +122,7 @@ class TensorLanguage {
   bool is_relation(OpId op) const { return info(op).relation; }
 
   OpId num, flt, tensor;
-  OpId concat, slice, sumr, maxr, minr, scale, reshape, transpose, permute;
+  OpId concat, slice, sumr, maxr, minr, scale, reshape, expand, transpose, permute;
   OpId opaque;
 
   // Leaf nodes.
@@ -153,6 +155,7 @@ class TensorAnalysis : public AnalysisOf<TensorAnalysis, TensorFacts> {
   // carries no split of its own, as an embedding's gradient [rows, m] does not).
   void set_world_size(int64_t world_size) { world_size_ = world_size; }
   int64_t world_size() const { return world_size_; }
+  const LeafTable& leaves() const { return *leaves_; }
   TensorFacts Make(const EGraph& graph, const ENode& node);
   bool Merge(TensorFacts& into, TensorFacts from);
 

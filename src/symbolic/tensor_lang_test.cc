@@ -77,6 +77,23 @@ TEST_F(TensorLangTest, ShapeRules) {
   EXPECT_EQ(Facts(Op("embedding", {experts, idx})).type->ToString(), "f32[7, 8, 6]");
 }
 
+// expand broadcasts right-aligned as aten::expand: a dim of size 1 repeats, new dims lead, and a
+// D tensor broadcast is still a relation (clean).
+TEST_F(TensorLangTest, ExpandBroadcastsRightAligned) {
+  ClassId row = Leaf(TensorLeaf::Side::kDist, 0, 1, {DType::kFloat32, {3, 1}});
+  ClassId wide = Op("expand", {row, Num(3), Num(300)});
+  ASSERT_TRUE(Facts(wide).type);
+  EXPECT_EQ(Facts(wide).type->ToString(), "f32[3, 300]");
+  EXPECT_TRUE(Facts(wide).clean);
+  EXPECT_EQ(Facts(Op("expand", {row, Num(2), Num(3), Num(5)})).type->ToString(), "f32[2, 3, 5]");
+  EXPECT_EQ(Facts(Op("expand", {row, Num(3), Num(1)})).type->ToString(), "f32[3, 1]");
+  // A dim that is not 1 cannot change, and the target cannot drop dims.
+  EXPECT_TRUE(Facts(Op("expand", {row, Num(4), Num(300)})).conflict);
+  EXPECT_TRUE(Facts(Op("expand", {row, Num(3)})).conflict);
+  ClassId seq = Leaf(TensorLeaf::Side::kSeq, 0, 2, {DType::kFloat32, {1}});
+  EXPECT_FALSE(Facts(Op("expand", {seq, Num(8)})).clean);
+}
+
 TEST_F(TensorLangTest, ConstantsAndEmbeddingGradientsAreTyped) {
   ClassId zero = graph_.Add(lang_.Flt(0.0));
   ClassId zeros =
