@@ -167,31 +167,22 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
     if (!c) return std::nullopt;
     return RelExpr::Scale(TensorLanguage::FltValue(expr.nodes[n.children[1]].payload), *c);
   }
-  if (n.op == lang.reshape) {
-    auto c = child(0);
-    if (!c) return std::nullopt;
-    std::vector<int64_t> shape;
-    for (size_t i = 1; i < n.children.size(); ++i) shape.push_back(num(i));
-    return RelExpr::Reshape(*c, std::move(shape));
-  }
-  if (n.op == lang.expand) {
-    auto c = child(0);
-    if (!c) return std::nullopt;
-    std::vector<int64_t> sizes;
-    for (size_t i = 1; i < n.children.size(); ++i) sizes.push_back(num(i));
-    return RelExpr::Expand(*c, std::move(sizes));
-  }
   if (n.op == lang.transpose) {
     auto c = child(0);
     if (!c) return std::nullopt;
     return RelExpr::Transpose(*c, num(1), num(2));
   }
-  if (n.op == lang.permute) {
+  // (op x ints...): reshape, expand and permute take their integers as trailing children.
+  using IntListOp = RelExpr (*)(RelExpr, std::vector<int64_t>);
+  for (auto [op, make] : {std::pair<OpId, IntListOp>{lang.reshape, &RelExpr::Reshape},
+                          std::pair<OpId, IntListOp>{lang.expand, &RelExpr::Expand},
+                          std::pair<OpId, IntListOp>{lang.permute, &RelExpr::Permute}}) {
+    if (n.op != op) continue;
     auto c = child(0);
     if (!c) return std::nullopt;
-    std::vector<int64_t> perm;
-    for (size_t i = 1; i < n.children.size(); ++i) perm.push_back(num(i));
-    return RelExpr::Permute(*c, std::move(perm));
+    std::vector<int64_t> ints;
+    for (size_t i = 1; i < n.children.size(); ++i) ints.push_back(num(i));
+    return make(*c, std::move(ints));
   }
   return std::nullopt;
 }
