@@ -359,6 +359,15 @@ class Verifier {
     CheckOutputs();
     Decide();
     for (const auto& [ref, rels] : known_) result_.relations[s_graph_.ValueName(ref)] = rels;
+    // Each operator's row carries the relations known for its outputs (the report's nodes[]).
+    for (NodeOutcome& n : result_.nodes) {
+      const size_t outputs = s_graph_.nodes[static_cast<size_t>(n.s_node)].outputs.size();
+      for (size_t i = 0; i < outputs; ++i) {
+        auto it = known_.find(TensorRef{n.s_node, static_cast<int32_t>(i)});
+        if (it != known_.end())
+          n.relations.insert(n.relations.end(), it->second.begin(), it->second.end());
+      }
+    }
     AddPremises(&result_, spec_.premises);
     // Index ids proved non-negative only from the integer inputs' assumed non-negativity.
     AddPremises(&result_, IndexDomainPremises(s_graph_, "S", &spec_.constants));

@@ -61,6 +61,21 @@ TEST_P(GoalTest, VerdictMatches) {
   } else {
     EXPECT_EQ(std::string(VerdictName(result.verdict)), expected) << Describe(result, s_graph);
   }
+  // Each operator's row carries exactly the relations known for its outputs (the report's nodes[]).
+  for (const NodeOutcome& n : result.nodes) {
+    size_t known = 0;
+    for (const auto& out : s_graph.node(n.s_node).outputs) {
+      auto it = result.relations.find(out.name);
+      if (it != result.relations.end()) known += it->second.size();
+    }
+    EXPECT_EQ(n.relations.size(), known) << s_graph.node(n.s_node).name;
+    if (n.status == NodeStatus::kInferred) {
+      EXPECT_FALSE(n.relations.empty()) << s_graph.node(n.s_node).name;
+    }
+    for (const InferredRelation& r : n.relations) {
+      EXPECT_EQ(r.relation.s_tensor.node, n.s_node) << s_graph.node(n.s_node).name;
+    }
+  }
   // Determinism: a second run gives the same verdict and the same relations.
   VerifyResult again =
       Verify(s_graph, d_program, relations, LemmaCatalogue::Default().Rules(), options);
