@@ -9,10 +9,28 @@ std::vector<OpEntry> CustomOps() {
   using namespace rules;  // NOLINT: the tables read as data
   const OpTraits custom = traits::Custom();
   return {
+      // apex's fused norms as apex registers them (torch.library.custom_op, apex >= 24.04).
       // Outputs: out, mean, invvar; mean and invvar hold one entry per normalized row.
       {"apex::fused_layer_norm_affine_fwd(Tensor input, Tensor weight, Tensor bias, int[] "
-       "normalized_shape, float eps) -> (Tensor, Tensor, Tensor)",
+       "normalized_shape, float eps, bool memory_efficient=False) -> (Tensor, Tensor, Tensor)",
        ApexLayerNorm, custom | traits::SumsLastDim() | traits::Lower("apex_layer_norm")},
+      // Outputs: grad_input, grad_weight, grad_bias. input_or_output is the forward's input, or
+      // its output when memory_efficient (then the normalized value is rebuilt from it).
+      {"apex::fused_layer_norm_affine_bwd(Tensor grad_output, Tensor mean, Tensor invvar, Tensor "
+       "input_or_output, int[] normalized_shape, Tensor weight, Tensor bias, float eps, bool "
+       "memory_efficient=False) -> (Tensor, Tensor, Tensor)",
+       ApexLayerNormBackward,
+       custom | traits::SumsLastDim() | traits::Lower("apex_layer_norm_backward")},
+      // Outputs: out, invvar (one entry per normalized row).
+      {"apex::fused_rms_norm_affine_fwd(Tensor input, Tensor weight, int[] normalized_shape, "
+       "float eps, bool memory_efficient=False) -> (Tensor, Tensor)",
+       ApexRmsNorm, custom | traits::SumsLastDim() | traits::Lower("apex_rms_norm")},
+      // Outputs: grad_input, grad_weight.
+      {"apex::fused_rms_norm_affine_bwd(Tensor grad_output, Tensor invvar, Tensor "
+       "input_or_output, int[] normalized_shape, Tensor weight, float eps, bool "
+       "memory_efficient=False) -> (Tensor, Tensor)",
+       ApexRmsNormBackward,
+       custom | traits::SumsLastDim() | traits::Lower("apex_rms_norm_backward")},
       {"_C::rms_norm(Tensor(a!) result, Tensor input, Tensor weight, float epsilon) -> ()", RmsNorm,
        custom | traits::SumsLastDim() | traits::Lower("rms_norm")},
       {"_C::fused_add_rms_norm(Tensor(a!) input, Tensor(b!) residual, Tensor weight, float "

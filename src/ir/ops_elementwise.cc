@@ -86,6 +86,14 @@ std::vector<OpEntry> ElementwiseOps() {
       // Unary math: integral inputs compute in the default float dtype.
       {"aten::neg(Tensor self) -> Tensor", Identity,
        traits::Exact() | traits::Fresh() | traits::Pointwise("neg")},
+      // The complex conjugate (identity on real tensors): _conj is the lazy view a complex
+      // multiply's backward takes, conj_physical its materialized form.
+      {"aten::_conj(Tensor(a) self) -> Tensor(a)", Identity,
+       traits::Exact() | traits::Pointwise("conj")},
+      {"aten::conj_physical(Tensor self) -> Tensor", Identity,
+       traits::Exact() | traits::Fresh() | traits::Lower("conj_physical")},
+      {"aten::resolve_conj(Tensor(a) self) -> Tensor(a)", Identity,
+       traits::Exact() | traits::Lower("identity")},
       {"aten::abs(Tensor self) -> Tensor", Identity,
        traits::Exact() | traits::Fresh() | traits::Pointwise("abs")},
       {"aten::exp(Tensor self) -> Tensor", UnaryFloat, traits::Fresh() | traits::Pointwise("exp")},

@@ -37,10 +37,13 @@ std::vector<OpEntry> ShapeOps() {
        SliceScatter, traits::Exact() | traits::Fresh() | traits::Lower("slice_scatter")},
       {"aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
        SelectScatter, traits::Exact() | traits::Fresh()},
-      // Complex views (complex RoPE): the IR has c64/c128, the language no complex arithmetic,
-      // so they load, are type checked and stay opaque.
-      {"aten::view_as_complex(Tensor(a) self) -> Tensor(a)", ViewAsComplex, traits::Exact()},
-      {"aten::view_as_real(Tensor(a) self) -> Tensor(a)", ViewAsReal, traits::Exact()},
+      // Complex views (complex RoPE): a complex tensor is a value of the language like any
+      // other (mul, add, concat, slice, reshape hold over C as over R); these two convert,
+      // complex.rules moves them through concat and slice.
+      {"aten::view_as_complex(Tensor(a) self) -> Tensor(a)", ViewAsComplex,
+       traits::Exact() | traits::Mirror("view_as_complex")},
+      {"aten::view_as_real(Tensor(a) self) -> Tensor(a)", ViewAsReal,
+       traits::Exact() | traits::Mirror("view_as_real")},
       {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", Cat,
        traits::Exact() | traits::Fresh() | traits::Lower("cat")},
       {"aten::stack(Tensor[] tensors, int dim=0) -> Tensor", Stack,

@@ -1449,16 +1449,67 @@ Outputs AllToAllSingle(const ShapeContext& ctx) {
 
 // ---- custom kernels --------------------------------------------------------------------------
 
+namespace {
+// The per-row statistics apex saves: flat, one entry per row of `input` (the dims before the
+// normalized ones), in apex's accumulation type.
+TensorType ApexStats(const ShapeContext& ctx, const TensorType& input, const Shape& normalized) {
+  NormalizedAxis(ctx, input.shape, normalized);
+  return {StatsDType(input.dtype),
+          {NumElements(Shape(input.shape.begin(), input.shape.end() - normalized.size()))}};
+}
+
+// An apex backward: grad_output like input_or_output, the saved statistics `stats` (mean and
+// invvar, or invvar) one entry per row, the affine parameters `affine` over the normalized
+// shape. Returns input_or_output's type followed by the affine parameters' (the gradients).
+Outputs ApexBackward(const ShapeContext& ctx, std::initializer_list<const char*> stats,
+                     std::initializer_list<const char*> affine) {
+  const TensorType& input = ctx.TensorArg("input_or_output");
+  Shape normalized = SizeArg(ctx, "normalized_shape");
+  TensorType expected = ApexStats(ctx, input, normalized);
+  const TensorType& grad = ctx.TensorArg("grad_output");
+  if (grad.shape != input.shape) {
+    RuleError(ctx, "grad_output " + Str(grad.shape) + " and input_or_output " + Str(input.shape) +
+                       " differ");
+  }
+  for (const char* name : stats) {
+    const TensorType& t = ctx.TensorArg(name);
+    if (t.shape.size() != 1 || KnownDifferent(t.shape[0], expected.shape[0])) {
+      RuleError(ctx, std::string(name) + " " + Str(t.shape) + " is not one entry per row (" +
+                         Str(expected.shape) + ")");
+    }
+  }
+  Outputs out{input};
+  for (const char* name : affine) {
+    CheckAffine(ctx, name, normalized);
+    out.push_back(ctx.TensorArg(name));
+  }
+  return out;
+}
+}  // namespace
+
 Outputs ApexLayerNorm(const ShapeContext& ctx) {
   const TensorType& input = ctx.TensorArg("input");
   Shape normalized = SizeArg(ctx, "normalized_shape");
-  NormalizedAxis(ctx, input.shape, normalized);
+  TensorType stats = ApexStats(ctx, input, normalized);  // mean and invvar
   CheckAffine(ctx, "weight", normalized);
   CheckAffine(ctx, "bias", normalized);
-  // mean and invvar are flat: one entry per normalized row.
-  Dim rows = NumElements(Shape(input.shape.begin(), input.shape.end() - normalized.size()));
-  TensorType stats{StatsDType(input.dtype), {rows}};
   return {input, stats, stats};
+}
+
+Outputs ApexLayerNormBackward(const ShapeContext& ctx) {
+  return ApexBackward(ctx, {"mean", "invvar"}, {"weight", "bias"});
+}
+
+Outputs ApexRmsNorm(const ShapeContext& ctx) {
+  const TensorType& input = ctx.TensorArg("input");
+  Shape normalized = SizeArg(ctx, "normalized_shape");
+  TensorType stats = ApexStats(ctx, input, normalized);
+  CheckAffine(ctx, "weight", normalized);
+  return {input, stats};
+}
+
+Outputs ApexRmsNormBackward(const ShapeContext& ctx) {
+  return ApexBackward(ctx, {"invvar"}, {"weight"});
 }
 
 namespace {

@@ -170,6 +170,9 @@ Outputs AllToAllSingle(const ShapeContext& ctx);
 
 // Custom kernels (apex, vLLM).
 Outputs ApexLayerNorm(const ShapeContext& ctx);  // (out, mean, invvar)
+Outputs ApexLayerNormBackward(const ShapeContext& ctx);  // (grad_input, grad_weight, grad_bias)
+Outputs ApexRmsNorm(const ShapeContext& ctx);            // (out, invvar)
+Outputs ApexRmsNormBackward(const ShapeContext& ctx);    // (grad_input, grad_weight)
 Outputs RmsNorm(const ShapeContext& ctx);        // _C::rms_norm: checks, returns nothing
 Outputs FusedAddRmsNorm(const ShapeContext& ctx);
 Outputs SiluAndMul(const ShapeContext& ctx);

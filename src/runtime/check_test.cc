@@ -87,6 +87,18 @@ TEST(Compare, ReportsTheWorstElementAndNaNs) {
   EXPECT_FALSE(CompareTensors(s, at::zeros({4}), 1).problem.empty());
 }
 
+// Complex tensors compare as (real, imag) pairs: a difference in the imaginary parts alone is
+// one (a cast to float64 would drop it), and a conjugate is not the value.
+TEST(Compare, ComplexTensorsCompareBothParts) {
+  at::Tensor z = at::view_as_complex(at::tensor({1.0, 2.0, 3.0, -4.0}).reshape({2, 2}));
+  EXPECT_TRUE(CompareTensors(z, z.clone(), 0).holds);
+  Comparison conj = CompareTensors(z, at::conj_physical(z), 1e-3);
+  EXPECT_FALSE(conj.holds);
+  EXPECT_DOUBLE_EQ(conj.max_abs_error, 8.0);
+  EXPECT_FALSE(CompareTensors(z, at::view_as_real(z), 1).problem.empty());
+  EXPECT_EQ(CompareType(at::kComplexFloat), at::kComplexDouble);
+}
+
 // With a magnitude (the tensor's RMS), an element k times larger may differ k times more; the
 // worst element is then the one furthest beyond its own tolerance, not the largest difference.
 TEST(Compare, ScalesTheToleranceOfLargeElements) {

@@ -107,6 +107,7 @@ std::string IndexText(const std::vector<int64_t>& index) {
 }
 
 at::ScalarType CompareType(at::ScalarType type) {
+  if (at::isComplexType(type)) return at::kComplexDouble;
   return type == at::kBFloat16 || type == at::kHalf ? at::kFloat : at::kDouble;
 }
 
@@ -121,6 +122,14 @@ Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, 
   if (!expected.defined() || !actual.defined()) {
     c.problem = "a value is missing";
     return c;
+  }
+  if (expected.is_complex() || actual.is_complex()) {  // as their (real, imag) pairs
+    if (expected.is_complex() != actual.is_complex()) {
+      c.problem = "one value is complex, the other is not";
+      return c;
+    }
+    return CompareTensors(at::view_as_real(expected.resolve_conj()),
+                          at::view_as_real(actual.resolve_conj()), tolerance, magnitude);
   }
   if (expected.sizes() != actual.sizes()) {
     c.problem = "shapes differ: " + IndexText(expected.sizes().vec()) + " vs " +

@@ -28,19 +28,21 @@ struct Comparison {
 };
 
 // The dtype differences are computed in: float32 for 16-bit floats (exact for their values,
-// half the memory traffic), float64 otherwise.
+// half the memory traffic), complex128 for complex tensors (and random complex inputs are drawn
+// in it: real and imaginary parts both random), float64 otherwise.
 at::ScalarType CompareType(at::ScalarType type);
 
-// Compares in CompareType. Both NaN (or equal infinities) at an index count as equal.
-// Float32/bf16/fp16 tensors on one CUDA device are compared by the fused compare kernel
-// (kernels/gpu_kernels.h: one pass, differences in double) in CUDA builds; the figures are the
-// ATen path's except that the relative error's scale is the largest finite |expected| (ATen's is
-// infinite when S's tensor holds an infinity). A pair with a NaN or infinity on one side only
-// sends the comparison back to the ATen path, which gives those their figures (inf, NaN counts).
-// With `magnitude` > 0 (the RMS of S's tensor), an element larger than it may differ by
-// tolerance * |S_i| / magnitude: rounding noise is relative to the values (tolerance.h), so an
-// element k times the RMS carries k times the RMS noise. The worst element is the largest
-// difference while every element holds, else the element furthest beyond its own tolerance.
+// Compares in CompareType (complex tensors as their (real, imag) pairs). Both NaN (or equal
+// infinities) at an index count as equal. Float32/bf16/fp16 tensors on one CUDA device are compared
+// by the fused compare kernel (kernels/gpu_kernels.h: one pass, differences in double) in CUDA
+// builds; the figures are the ATen path's except that the relative error's scale is the largest
+// finite |expected| (ATen's is infinite when S's tensor holds an infinity). A pair with a NaN or
+// infinity on one side only sends the comparison back to the ATen path, which gives those their
+// figures (inf, NaN counts). With `magnitude` > 0 (the RMS of S's tensor), an element larger than
+// it may differ by tolerance * |S_i| / magnitude: rounding noise is relative to the values
+// (tolerance.h), so an element k times the RMS carries k times the RMS noise. The worst element is
+// the largest difference while every element holds, else the element furthest beyond its own
+// tolerance.
 Comparison CompareTensors(const at::Tensor& expected, const at::Tensor& actual, double tolerance,
                           double magnitude = 0);
 

@@ -43,7 +43,12 @@ size_t CheckClasses(const SelfTestCase& c, const std::map<int64_t, at::Tensor>& 
         continue;
       }
       ++compared;
-      at::Tensor a = first->to(at::kDouble), b = value.to(at::kDouble);
+      // complex values compared as their (real, imag) pairs
+      auto as_real = [](const at::Tensor& t) {
+        return t.is_complex() ? at::view_as_real(t.resolve_conj()).to(at::kDouble)
+                              : t.to(at::kDouble);
+      };
+      at::Tensor a = as_real(*first), b = as_real(value);
       if (a.sizes() != b.sizes()) {
         std::ostringstream out;
         out << c.draw << ": " << first_text << " has shape " << a.sizes() << " but " << text
@@ -76,6 +81,9 @@ std::map<int64_t, at::Tensor> MakeSelfTestLeaves(const SelfTestCase& c, uint64_t
         break;
       case SelfTestLeaf::Kind::kBool:
         leaves[static_cast<int64_t>(id)] = at::randint(0, 2, shape, at::kLong).to(at::kBool);
+        break;
+      case SelfTestLeaf::Kind::kComplex:
+        leaves[static_cast<int64_t>(id)] = at::randn(shape, at::kComplexDouble);
         break;
       case SelfTestLeaf::Kind::kIndex:
         leaves[static_cast<int64_t>(id)] =

@@ -395,7 +395,7 @@ class LineParser {
     }
     if (IsPunct(Peek(1), '[')) {
       std::optional<ir::DType> dtype = ir::ParseDType(t.text);
-      if (!dtype || t.text.find('.') != std::string::npos || ir::IsComplex(*dtype)) {
+      if (!dtype || t.text.find('.') != std::string::npos) {
         Fail(t, "expected a tensor type dtype[d, ...] (f32, bf16, i64, b8, ...), found " +
                     Describe(t));
       }
@@ -685,6 +685,7 @@ at::Tensor Draw(const DrawnInput& in, bool nonfinite) {
     return at::randint(static_cast<int64_t>(lo), static_cast<int64_t>(hi), shape,
                        at::TensorOptions().dtype(dtype));
   }
+  if (ir::IsComplex(in.type.dtype)) return at::randn(shape, at::kComplexDouble).to(dtype);
   at::Tensor x = at::randn(shape, at::kDouble);
   if (in.range) {
     auto [lo, hi] = *in.range;
@@ -724,6 +725,14 @@ std::string Shape(const at::Tensor& t) {
 // "" when the term's value `got` equals ATen's `want`; else what differs, with the figures.
 std::string Compare(const at::Tensor& got, const at::Tensor& want) {
   std::ostringstream out;
+  if (got.is_complex() || want.is_complex()) {  // complex values: as their (real, imag) pairs
+    if (got.is_complex() != want.is_complex()) {
+      out << "the term computes " << got.scalar_type() << " where ATen gives "
+          << want.scalar_type();
+      return out.str();
+    }
+    return Compare(at::view_as_real(got.resolve_conj()), at::view_as_real(want.resolve_conj()));
+  }
   if (got.sizes() != want.sizes()) {
     out << "shape " << Shape(got) << " where ATen gives " << Shape(want);
     return out.str();
@@ -819,7 +828,9 @@ std::string RunOnce(const Sample& sample, const Built& b, uint64_t seed, bool no
                               graph.ValueName(ref)};
     int64_t id = leaves.Intern(leaf);
     at::Tensor v = value(ref);
-    values[id] = v.defined() && at::isFloatingType(v.scalar_type()) ? v.to(at::kDouble) : v;
+    if (v.defined() && at::isFloatingType(v.scalar_type())) v = v.to(at::kDouble);
+    if (v.defined() && v.is_complex()) v = v.to(at::kComplexDouble);
+    values[id] = v;
     return egraph.Add(lang.Tensor(id));
   };
   symbolic::LoweredNode lowered = symbolic::LowerNode(egraph, analysis, graph, b.node, leaf_of,

@@ -383,23 +383,91 @@ void AddFactory(Table& t) {
 
 // ---- custom operators (apex, vLLM, capture markers) ----
 
-// apex's LayerNorm forward: out, and per-row mean and 1/sqrt(var+eps), flattened, computed in f32
-// (apex's accumulation type for f16/bf16/f32 inputs).
+// apex's fused norms accumulate in f32 (f64 inputs in f64) and save flat per-row statistics.
+at::ScalarType ApexAccType(const at::Tensor& input) {
+  return input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+std::vector<int64_t> ApexNormalizedDims(const at::Tensor& input, const KernelCall& c) {
+  std::vector<int64_t> reduce;
+  const int64_t dims = static_cast<int64_t>(c.IntList("normalized_shape").size());
+  for (int64_t d = input.dim() - dims; d < input.dim(); ++d) reduce.push_back(d);
+  return reduce;
+}
+
+// A flat statistic [rows] as [leading..., 1, ...] against `input`.
+at::Tensor ApexRows(const at::Tensor& stats, const at::Tensor& input, size_t ndims) {
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - ndims);
+  shape.insert(shape.end(), ndims, 1);
+  return stats.reshape(shape);
+}
+
+// memory_efficient saves the forward's output, from which apex rebuilds the normalized value;
+// the reference kernels take the input only.
+void RefuseMemoryEfficient(const KernelCall& c) {
+  if (c.OptionalBool("memory_efficient").value_or(false)) {
+    throw std::invalid_argument(
+        "memory_efficient=True (the saved forward output) is not supported");
+  }
+}
+
+// apex's LayerNorm forward: out, and per-row mean and 1/sqrt(var+eps), flattened.
 Out FusedLayerNormAffineFwd(const KernelCall& c) {
   at::Tensor input = c.Tensor("input");
-  std::vector<int64_t> normalized = c.IntList("normalized_shape");
-  double eps = c.Double("eps");
-  int64_t dims = static_cast<int64_t>(normalized.size());
-  std::vector<int64_t> reduce;
-  for (int64_t d = input.dim() - dims; d < input.dim(); ++d) reduce.push_back(d);
-  at::Tensor x = input.to(at::kFloat);
+  std::vector<int64_t> reduce = ApexNormalizedDims(input, c);
+  at::Tensor x = input.to(ApexAccType(input));
   at::Tensor mean = x.mean(reduce, /*keepdim=*/true);
   at::Tensor var = (x - mean).pow(2).mean(reduce, /*keepdim=*/true);
-  at::Tensor invvar = at::rsqrt(var + eps);
-  at::Tensor out = ((x - mean) * invvar * c.Tensor("weight").to(at::kFloat) +
-                    c.Tensor("bias").to(at::kFloat))
+  at::Tensor invvar = at::rsqrt(var + c.Double("eps"));
+  at::Tensor out = ((x - mean) * invvar * c.Tensor("weight").to(x.scalar_type()) +
+                    c.Tensor("bias").to(x.scalar_type()))
                        .to(input.scalar_type());
   return {out, mean.flatten(), invvar.flatten()};
+}
+
+// apex's LayerNorm backward: ATen's, from the flat statistics read per row.
+Out FusedLayerNormAffineBwd(const KernelCall& c) {
+  RefuseMemoryEfficient(c);
+  at::Tensor input = c.Tensor("input_or_output");
+  const at::ScalarType acc = ApexAccType(input);
+  std::vector<int64_t> normalized = c.IntList("normalized_shape");
+  at::Tensor x = input.to(acc);
+  auto [gi, gw, gb] = at::native_layer_norm_backward(
+      c.Tensor("grad_output").to(acc), x, normalized,
+      ApexRows(c.Tensor("mean").to(acc), x, normalized.size()),
+      ApexRows(c.Tensor("invvar").to(acc), x, normalized.size()), c.Tensor("weight").to(acc),
+      c.Tensor("bias").to(acc), {true, true, true});
+  return {gi.to(input.scalar_type()), gw.to(c.Tensor("weight").scalar_type()),
+          gb.to(c.Tensor("bias").scalar_type())};
+}
+
+// apex's RMSNorm forward: out = w * x / sqrt(mean(x^2) + eps), and the flat invvar.
+Out FusedRmsNormAffineFwd(const KernelCall& c) {
+  at::Tensor input = c.Tensor("input");
+  at::Tensor x = input.to(ApexAccType(input));
+  at::Tensor invvar =
+      at::rsqrt((x * x).mean(ApexNormalizedDims(input, c), /*keepdim=*/true) + c.Double("eps"));
+  at::Tensor out = (x * invvar * c.Tensor("weight").to(x.scalar_type())).to(input.scalar_type());
+  return {out, invvar.flatten()};
+}
+
+// apex's RMSNorm backward: with r = invvar, xhat = x * r, dxhat = g * w: grad_input = r * (dxhat
+// - xhat * mean(dxhat * xhat)), grad_weight = sum over the leading dims of g * xhat.
+Out FusedRmsNormAffineBwd(const KernelCall& c) {
+  RefuseMemoryEfficient(c);
+  at::Tensor input = c.Tensor("input_or_output");
+  const at::ScalarType acc = ApexAccType(input);
+  std::vector<int64_t> reduce = ApexNormalizedDims(input, c);
+  at::Tensor x = input.to(acc);
+  at::Tensor g = c.Tensor("grad_output").to(acc);
+  at::Tensor r = ApexRows(c.Tensor("invvar").to(acc), x, reduce.size());
+  at::Tensor xhat = x * r;
+  at::Tensor dxhat = g * c.Tensor("weight").to(acc);
+  at::Tensor gi = r * (dxhat - xhat * (dxhat * xhat).mean(reduce, /*keepdim=*/true));
+  std::vector<int64_t> leading;
+  for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(reduce.size()); ++d) leading.push_back(d);
+  at::Tensor gw = leading.empty() ? g * xhat : (g * xhat).sum(leading);
+  return {gi.to(input.scalar_type()), gw.to(c.Tensor("weight").scalar_type())};
 }
 
 // vLLM rms_norm: variance in f32; the normalized value is rounded to the input dtype before the
@@ -511,6 +579,9 @@ Out UnifiedAttentionWithOutput(const KernelCall& c) {
 
 void AddCustom(Table& t) {
   t["apex::fused_layer_norm_affine_fwd.default"] = FusedLayerNormAffineFwd;
+  t["apex::fused_layer_norm_affine_bwd.default"] = FusedLayerNormAffineBwd;
+  t["apex::fused_rms_norm_affine_fwd.default"] = FusedRmsNormAffineFwd;
+  t["apex::fused_rms_norm_affine_bwd.default"] = FusedRmsNormAffineBwd;
   t["_C::rms_norm.default"] = RmsNorm;
   t["_C::fused_add_rms_norm.default"] = FusedAddRmsNorm;
   t["_C::silu_and_mul.default"] = SiluAndMul;
@@ -915,6 +986,19 @@ void AddReductionMore(Table& t) {
 }
 
 void AddShapeMore(Table& t) {
+  // The conjugate, materialized (a lazy conj bit would follow the value into every consumer);
+  // the identity on real tensors, where ATen's _conj asserts a complex input.
+  t["aten::_conj.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor x = c.Tensor("self");
+    return {x.is_complex() ? at::conj_physical(x) : x};
+  };
+  t["aten::conj_physical.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor x = c.Tensor("self");
+    return {x.is_complex() ? at::conj_physical(x) : x.clone()};
+  };
+  t["aten::resolve_conj.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("self").resolve_conj()};
+  };
   t["aten::reshape.default"] = [](const KernelCall& c) -> Out {
     return {c.Tensor("self").reshape(c.IntList("shape"))};
   };

@@ -343,6 +343,9 @@ std::vector<OpCase> Cases() {
       {"aten::triu", {R({3, 5})}, {In(0), 1}},
       {"aten::view_as_complex", {R({3, 4, 2})}, {In(0)}},
       {"aten::view_as_real", {at::view_as_complex(R({3, 4, 2}))}, {In(0)}},
+      {"aten::_conj", {at::view_as_complex(R({3, 4, 2}))}, {In(0)}},
+      {"aten::conj_physical", {at::view_as_complex(R({2, 2}))}, {In(0)}},
+      {"aten::resolve_conj", {at::_conj(at::view_as_complex(R({3, 2})))}, {In(0)}},
       {"aten::masked_fill.Scalar", {R({2, 3}), B({2, 1})}, {In(0), In(1), 0}},
       {"aten::masked_fill.Tensor", {R({2, 3}), B({2, 3}), R({})}, {In(0), In(1), In(2)}},
       {"aten::neg", {R({4})}, {In(0)}},
@@ -522,6 +525,60 @@ std::vector<OpCase> Cases() {
                  auto [out, mean, rstd] = at::native_layer_norm(in[0], {8}, in[1], in[2], 1e-5);
                  return Refs{out, mean.flatten(), rstd.flatten()};
                }});
+  // apex's backward kernels against autograd through the forward's definition; apex's RMSNorm
+  // forward against its formula. The inputs are f64 (apex then accumulates in f64).
+  auto f64 = [&](std::vector<int64_t> shape) { return R(shape).to(at::kDouble); };
+  c.push_back({"apex::fused_layer_norm_affine_bwd",
+               {f64({3, 2, 4}), f64({3, 2, 4}), f64({2, 4}), f64({2, 4})},
+               {},
+               {},
+               false,
+               false,
+               nullptr});
+  {
+    // grad_output, mean, invvar, input, normalized_shape, weight, bias, eps: the statistics are
+    // the forward's, computed here.
+    at::Tensor g = c.back().inputs[0], x = c.back().inputs[1], w = c.back().inputs[2],
+               b = c.back().inputs[3];
+    auto [out, mean, rstd] = at::native_layer_norm(x, {2, 4}, w, b, 1e-5);
+    c.back().inputs = {g, mean.flatten(), rstd.flatten(), x, w, b};
+    c.back().args = {In(0), In(1), In(2), In(3), Ints({2, 4}), In(4), In(5), 1e-5};
+    c.back().reference = [](const Refs& in) {
+      at::Tensor x = in[3].detach().requires_grad_(), w = in[4].detach().requires_grad_(),
+                 b = in[5].detach().requires_grad_();
+      at::layer_norm(x, {2, 4}, w, b, 1e-5).backward(in[0]);
+      return Refs{x.grad(), w.grad(), b.grad()};
+    };
+  }
+  auto rms = [](const at::Tensor& x, const at::Tensor& w, double eps) {
+    return x * at::rsqrt((x * x).mean({-1}, /*keepdim=*/true) + eps) * w;
+  };
+  c.push_back({"apex::fused_rms_norm_affine_fwd",
+               {f64({3, 2, 8}), f64({8})},
+               {In(0), In(1), Ints({8}), 1e-5},
+               {},
+               false,
+               false,
+               [rms](const Refs& in) {
+                 at::Tensor invvar = at::rsqrt((in[0] * in[0]).mean({-1}) + 1e-5);
+                 return Refs{rms(in[0], in[1], 1e-5), invvar.flatten()};
+               }});
+  {
+    at::Tensor g = f64({3, 2, 8}), x = f64({3, 2, 8}), w = f64({8});
+    at::Tensor invvar = at::rsqrt((x * x).mean({-1}) + 1e-5).flatten();
+    c.push_back({"apex::fused_rms_norm_affine_bwd",
+                 {g, invvar, x, w},
+                 {In(0), In(1), In(2), Ints({8}), In(3), 1e-5},
+                 {},
+                 false,
+                 false,
+                 [rms](const Refs& in) {
+                   at::Tensor x = in[2].detach().requires_grad_(),
+                              w = in[3].detach().requires_grad_();
+                   rms(x, w, 1e-5).backward(in[0]);
+                   return Refs{x.grad(), w.grad()};
+                 }});
+  }
   at::Tensor xb = R({4, 16}).to(at::kBFloat16), wb = R({16}).to(at::kBFloat16);
   c.push_back({"_C::rms_norm", {at::zeros_like(xb), xb, wb}, {},
                {kw("result", In(0)), kw("input", In(1)), kw("weight", In(2)),

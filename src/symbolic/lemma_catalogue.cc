@@ -476,6 +476,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
         if (type.rfind("bool", 0) == 0) {
           spec.leaf = SelfTestLeaf::Kind::kBool;
           type = Trim(type.substr(4));
+        } else if (type.rfind("complex", 0) == 0) {
+          spec.leaf = SelfTestLeaf::Kind::kComplex;
+          type = Trim(type.substr(7));
         }
         if (size_t x = type.rfind("] x"); x != std::string::npos && x + 3 < type.size()) {
           spec.sections = std::stoll(type.substr(x + 3));
@@ -546,9 +549,10 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
 
   auto make_leaf = [&](const std::string& name, const VarSpec& spec, int64_t element) {
     ir::TensorType type;
-    type.dtype = spec.leaf == SelfTestLeaf::Kind::kBool    ? ir::DType::kBool
-                 : spec.leaf == SelfTestLeaf::Kind::kIndex ? ir::DType::kInt64
-                                                           : ir::DType::kFloat64;
+    type.dtype = spec.leaf == SelfTestLeaf::Kind::kBool      ? ir::DType::kBool
+                 : spec.leaf == SelfTestLeaf::Kind::kIndex   ? ir::DType::kInt64
+                 : spec.leaf == SelfTestLeaf::Kind::kComplex ? ir::DType::kComplex128
+                                                             : ir::DType::kFloat64;
     for (const std::string& dim : spec.dims) type.shape.emplace_back(draw.Eval(dim, element));
     SelfTestLeaf leaf_spec{spec.leaf, 0, "?" + name};
     if (element >= 0) leaf_spec.name += "[" + std::to_string(element) + "]";

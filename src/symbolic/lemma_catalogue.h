@@ -7,6 +7,7 @@
 //   ?x: [m, k]            a float tensor; dims are size expressions (below)
 //   ?xs: [n*, k]          a list variable: world-size W tensors; `n*` is drawn per element
 //   ?m: bool[a, b]        a random mask;   ?i: index(v)[a]  random indices in [0, v)
+//   ?z: complex[a, b]     a complex tensor (c128, real and imaginary parts drawn alike)
 //   ?i: index(-v..v+2)[a] random indices in [-v, v+2) (an op defined past [0, v): its whole domain)
 //   ?f: flt               a random double (for `(flt ...)` operands such as scale factors)
 //   ?d = 1   ?ss = [a, b*c]   ?s in 0..a-1      integers, integer lists, a random integer
@@ -70,7 +71,7 @@ class LemmaCatalogue {
 struct SelfTestLeaf {
   // kLhsValue (`leaf TERM` in a signature): a tensor D computes whole, in TERM's class; its value
   // is `term` (TERM over the leaves made before it).
-  enum class Kind : uint8_t { kReal, kBool, kIndex, kLhsValue };
+  enum class Kind : uint8_t { kReal, kBool, kIndex, kLhsValue, kComplex };
   Kind kind = Kind::kReal;
   int64_t index_bound = 0;  // kIndex: values in [index_low, bound)
   std::string name;         // "?xs[2]"

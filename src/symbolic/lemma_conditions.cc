@@ -164,14 +164,18 @@ bool SliceIsFull(const EGraph& g, const Bindings& b) {
   return d && s && e && *s == 0 && *e == (*in)[*d];
 }
 
+// ?x, or the first of ?xs.
+std::optional<ClassId> XOrFirstOfXs(const Bindings& b) {
+  if (std::optional<ClassId> x = MaybeVar(b, "x")) return x;
+  const auto* xs = MaybeList(b, "xs");
+  if (xs == nullptr || xs->empty()) return std::nullopt;
+  return xs->front();
+}
+
 // ?d and ?e name different dims of the first of ?xs (or of ?x).
 bool DimsDiffer(const EGraph& g, const Bindings& b) {
-  std::optional<ClassId> x = MaybeVar(b, "x");
-  if (!x) {
-    const auto* xs = MaybeList(b, "xs");
-    if (xs == nullptr || xs->empty()) return false;
-    x = xs->front();
-  }
+  std::optional<ClassId> x = XOrFirstOfXs(b);
+  if (!x) return false;
   auto shape = ShapeOf(g, *x);
   if (!shape) return false;
   auto d = Norm(IntOf(g, b.Var("d")), shape->size());
@@ -253,6 +257,17 @@ bool DEqualsA(const EGraph& g, const Bindings& b) {
 bool DimNonNegative(const EGraph& g, const Bindings& b) {
   auto d = IntOf(g, b.Var("d"));
   return d && *d >= 0;
+}
+
+// ?d (written non-negative) is a dim of view_as_complex(?x) (or of its list's first piece):
+// before x's last dim, the (real, imag) pair view_as_complex folds away. Non-negative because
+// the complex tensor has one dim fewer: -1 of x is not -1 of view_as_complex(x).
+bool ComplexDimKept(const EGraph& g, const Bindings& b) {
+  std::optional<ClassId> x = XOrFirstOfXs(b);
+  if (!x) return false;
+  auto shape = ShapeOf(g, *x);
+  auto d = IntOf(g, b.Var("d"));
+  return shape && d && *d >= 0 && *d + 1 < static_cast<int64_t>(shape->size());
 }
 
 // ---- appliers --------------------------------------------------------------------------------
@@ -1206,6 +1221,115 @@ bool SdpaSharedKv(const EGraph& g, const Bindings& b) {
   return true;
 }
 
+// Attention whose query pieces and kv pieces split the heads at different places: GQA with more
+// ranks than kv heads, where a rank holds Hq / TP query heads and a replica of the kv head they
+// read, so S's keys are a concat of one piece per kv head while its queries have one per rank.
+// Query head h reads kv head h / g (g = Hq / Hkv); consecutive pieces are grouped (as
+// mm-concat-inner groups a finer inner split) until a group of query pieces holds g query heads
+// per kv head of its kv group, which makes each group an attention of its own:
+// op(cat(d, qs), cat(d, ks), cat(d, vs), rest) = cat(d, op(cat(d, q group), cat(d, k group),
+// cat(d, v group), rest) ...). Nothing when every group is one piece of each (the plain
+// *-of-head-concats lemma) or when there is one group.
+std::optional<ClassId> GroupedHeadConcats(EGraph& g, const Bindings& b, const char* op_name,
+                                          int64_t head_from_end, std::vector<ClassId> rest) {
+  const auto& qs = b.List("xs");
+  const auto& ks = b.List("ys");
+  const auto& vs = b.List("zs");
+  if (qs.empty() || ks.empty() || ks.size() != vs.size()) return std::nullopt;
+  auto first = ShapeOf(g, qs.front());
+  if (!first || static_cast<int64_t>(first->size()) < head_from_end) return std::nullopt;
+  const size_t rank = first->size();
+  const int64_t d = static_cast<int64_t>(rank) - head_from_end;
+  if (Norm(IntOf(g, b.Var("d")), rank) != d) return std::nullopt;
+  auto heads = [&](ClassId c) -> std::optional<int64_t> {
+    auto s = ShapeOf(g, c);
+    if (!s || s->size() != rank || (*s)[d] <= 0) return std::nullopt;
+    return (*s)[d];
+  };
+  int64_t hq = 0, hkv = 0;
+  for (ClassId q : qs) {
+    auto h = heads(q);
+    if (!h) return std::nullopt;
+    hq += *h;
+  }
+  for (size_t j = 0; j < ks.size(); ++j) {
+    auto hk = heads(ks[j]), hv = heads(vs[j]);
+    if (!hk || hk != hv) return std::nullopt;
+    hkv += *hk;
+  }
+  if (hkv == 0 || hq % hkv != 0) return std::nullopt;
+  const int64_t ratio = hq / hkv;
+  struct Group {
+    std::vector<ClassId> q, k, v;
+  };
+  std::vector<Group> groups;
+  bool regrouped = false;
+  size_t i = 0, j = 0;
+  while (i < qs.size() || j < ks.size()) {
+    Group grp;
+    int64_t sq = 0, sk = 0;  // query heads, and kv heads times the ratio
+    do {
+      if (sq <= sk) {
+        if (i == qs.size()) return std::nullopt;
+        sq += *heads(qs[i]);
+        grp.q.push_back(qs[i++]);
+      } else {
+        if (j == ks.size()) return std::nullopt;
+        sk += *heads(ks[j]) * ratio;
+        grp.k.push_back(ks[j]);
+        grp.v.push_back(vs[j++]);
+      }
+    } while (sq != sk || grp.q.empty() || grp.k.empty());
+    regrouped = regrouped || grp.q.size() > 1 || grp.k.size() > 1;
+    groups.push_back(std::move(grp));
+  }
+  if (!regrouped || groups.size() < 2) return std::nullopt;
+  auto join = [&](const std::vector<ClassId>& pieces) {
+    if (pieces.size() == 1) return pieces[0];
+    std::vector<ClassId> children{AddNum(g, d)};
+    children.insert(children.end(), pieces.begin(), pieces.end());
+    return AddOp(g, Lang().concat, std::move(children));
+  };
+  const OpId op = *Lang().ops().Find(op_name);
+  std::vector<ClassId> parts{AddNum(g, d)};
+  for (const Group& grp : groups) {
+    std::vector<ClassId> children{join(grp.q), join(grp.k), join(grp.v)};
+    children.insert(children.end(), rest.begin(), rest.end());
+    parts.push_back(AddOp(g, op, std::move(children)));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (sdpa (concat ?d ?xs...) (concat ?d ?ys...) (concat ?d ?zs...) ?c ?sc), heads at d = rank-3.
+std::optional<ClassId> SdpaGroupedHeads(EGraph& g, const Bindings& b) {
+  return GroupedHeadConcats(g, b, "sdpa", 3, {b.Var("c"), b.Var("sc")});
+}
+
+// (sdpa_mask ...) likewise, the mask broadcasting along the heads (absent there or of size 1).
+std::optional<ClassId> SdpaMaskGroupedHeads(EGraph& g, const Bindings& b) {
+  auto q = ShapeOf(g, b.List("xs").front());
+  auto m = ShapeOf(g, b.Var("m"));
+  if (!q || !m || q->size() < 3 || m->size() > q->size()) return std::nullopt;
+  const int64_t at = static_cast<int64_t>(m->size()) - 3;
+  if (at >= 0 && (*m)[at] != 1) return std::nullopt;
+  return GroupedHeadConcats(g, b, "sdpa_mask", 3, {b.Var("m"), b.Var("sc")});
+}
+
+// (attention (concat 1 ?xs...) (concat 1 ?ys...) (concat 1 ?zs...) ?l): vLLM's [T, H, d] layout.
+std::optional<ClassId> AttentionGroupedHeads(EGraph& g, const Bindings& b) {
+  return GroupedHeadConcats(g, b, "attention", 2, {b.Var("l")});
+}
+
+// (attention (concat ?d ?xs...) ?k ?v ?l): vLLM's [T, H, d] queries split along the heads (d = 1)
+// while k and v hold one kv head, which every query head reads.
+bool AttentionSharedKv(const EGraph& g, const Bindings& b) {
+  auto q = ShapeOf(g, b.List("xs").front());
+  auto k = ShapeOf(g, b.Var("k"));
+  auto v = ShapeOf(g, b.Var("v"));
+  if (!q || !k || !v || q->size() != 3 || k->size() != 3 || v->size() != 3) return false;
+  return Norm(IntOf(g, b.Var("d")), 3) == 1 && (*k)[1] == 1 && (*v)[1] == 1;
+}
+
 // ---- batch-merged attention (Megatron: [s, b, h, d] viewed as [s, b*h, d]) -----------------
 
 // ?xs and ?ys are concats along one batch dim ?d of a batched matmul (d < rank - 2) with
@@ -1640,12 +1764,14 @@ ConditionTable BuildConditions() {
   t.Add("transpose-other-dim", TransposeOtherDim);
   t.Add("d-equals-a", DEqualsA);
   t.Add("dim-nonneg", DimNonNegative);
+  t.Add("complex-dim-kept", ComplexDimKept);
   t.Add("integer-ids-numeric-bounds", IntegerIdsNumericBounds);
   t.Add("same-type-as-y", SameTypeAsY);
   t.Add("rope-splits-at-heads", RopeSplitsAtHeads);
   t.Add("gqa-splits", GqaSplits);
   t.Add("sdpa-splits", SdpaSplits);
   t.Add("sdpa-shared-kv", SdpaSharedKv);
+  t.Add("attention-shared-kv", AttentionSharedKv);
   t.Add("matmul-batch-splits-match", MatmulBatchSplitsMatch);
   t.Add("c-is-number", CIsNumber);
   t.Add("mask-same-shape", MaskSameShape);
@@ -1692,6 +1818,9 @@ ApplierTable BuildAppliers() {
   t.Add("embedding-bwd-of-concat", EmbeddingBwdOfConcat);
   t.Add("sumr-regroup-per-rank", SumrRegroupPerRank);
   t.Add("concat-piece-slices", ConcatPieceSlices);
+  t.Add("sdpa-grouped-heads", SdpaGroupedHeads);
+  t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
+  t.Add("attention-grouped-heads", AttentionGroupedHeads);
   return t;
 }
 

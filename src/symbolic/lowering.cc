@@ -243,6 +243,9 @@ Outputs One(ClassId c) { return {c}; }
 
 Outputs Identity(const LowerContext& l) { return One(l.T(l.FirstArg())); }
 
+// conj_physical: the conjugate materialized, the same value as aten::_conj's (conj x).
+Outputs ConjPhysical(const LowerContext& l) { return One(l.Op("conj", {l.T("self")})); }
+
 // _to_copy keeps values, or converts them: (cast x dtype). A cast of integers or bools to f32
 // is written x / 1.0 instead, the form nll_loss_forward's count and the vocabulary-parallel
 // appliers (lemma_conditions.cc) use, so the three stay congruent. Complex casts stay opaque.
@@ -706,43 +709,100 @@ Outputs NativeDropout(const LowerContext& l) {
   return {out, mask};
 }
 
-Outputs ApexLayerNorm(const LowerContext& l) {
-  int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
-  ClassId out = l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(ndims),
-                                   l.Fl(l.F("eps"))});
-  return {out, std::nullopt, std::nullopt};
+// The normalized dims of a normalization: the last `ndims` of `input` (NotCovered otherwise).
+struct NormDims {
+  int64_t rank, ndims;
+};
+NormDims NormalizedDims(const LowerContext& l, const char* input) {
+  const int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
+  const int64_t rank = static_cast<int64_t>(l.InType(input).shape.size());
+  if (ndims < 1 || ndims > rank) throw NotCovered{};
+  return {rank, ndims};
+}
+
+// The mean over the normalized dims, kept as dims of size 1.
+ClassId MeanNormalized(const LowerContext& l, NormDims n, ClassId x) {
+  for (int64_t d = n.rank - 1; d >= n.rank - n.ndims; --d)
+    x = l.Op("mean_dim", {x, l.N(d), l.N(1)});
+  return x;
+}
+
+// The sum over the leading (not normalized) dims, last first so the dims still to sum keep their
+// numbers: a weight's gradient.
+ClassId SumLeading(const LowerContext& l, NormDims n, ClassId x) {
+  for (int64_t d = n.rank - n.ndims - 1; d >= 0; --d) x = l.Op("sum_dim", {x, l.N(d), l.N(0)});
+  return x;
+}
+
+// apex's saved statistics are flat, one entry per row: `stats` [rows] as [leading..., 1, ...] (the
+// kept-dims form the formulas read), or a kept-dims statistic flattened (`to_flat`).
+ClassId ApexRows(const LowerContext& l, NormDims n, ClassId stats, const char* input,
+                 bool to_flat) {
+  const TensorType& x = l.InType(input);
+  std::vector<ClassId> children{stats};
+  int64_t rows = 1;
+  for (int64_t d = 0; d < n.rank - n.ndims; ++d) {
+    if (!x.shape[d].is_static()) throw NotCovered{};
+    rows *= x.shape[d].value();
+    if (!to_flat) children.push_back(l.N(x.shape[d].value()));
+  }
+  if (to_flat) {
+    children.push_back(l.N(rows));
+  } else {
+    for (int64_t d = 0; d < n.ndims; ++d) children.push_back(l.N(1));
+  }
+  return l.Op("reshape", std::move(children));
+}
+
+// apex keeps its statistics in f32 for f16/bf16 inputs (StatsDType); the language computes in the
+// input's dtype, so only f32/f64 inputs have their statistics lowered.
+bool StatsInInputDType(const TensorType& t) {
+  return t.dtype == ir::DType::kFloat32 || t.dtype == ir::DType::kFloat64;
+}
+
+// Layer norm's statistics over the normalized dims, kept dims of size 1: mean = mean(x) and
+// rstd = 1 / sqrt(mean((x - mean)^2) + eps) (biased variance, as ATen and apex compute it).
+std::pair<ClassId, ClassId> LayerNormStats(const LowerContext& l, NormDims n, ClassId x,
+                                           double eps) {
+  ClassId mean = MeanNormalized(l, n, x);
+  ClassId centered = l.Op("sub", {x, mean});
+  ClassId var = MeanNormalized(l, n, l.Op("mul", {centered, centered}));
+  return {mean, l.Op("rsqrt", {l.Op("add", {var, l.Fl(eps)})})};
+}
+
+// Layer norm's backward from the forward's saved statistics (kept dims): with xhat = (x - mean)
+// * rstd and dxhat = g * w (g without a weight), over the normalized dims, grad_input = rstd *
+// (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)); grad_weight = sum of g * xhat and
+// grad_bias = sum of g over the leading dims. `weight` nullopt: no affine weight.
+Outputs LayerNormGrads(const LowerContext& l, NormDims n, ClassId g, ClassId x, ClassId mean,
+                       ClassId rstd, std::optional<ClassId> weight, const bool want[3]) {
+  ClassId xhat = l.Op("mul", {l.Op("sub", {x, mean}), rstd});
+  Outputs out(3);
+  if (want[0]) {
+    ClassId dxhat = weight ? l.Op("mul", {g, *weight}) : g;
+    ClassId centered = l.Op("sub", {dxhat, MeanNormalized(l, n, dxhat)});
+    ClassId proj = l.Op("mul", {xhat, MeanNormalized(l, n, l.Op("mul", {dxhat, xhat}))});
+    out[0] = l.Op("mul", {rstd, l.Op("sub", {centered, proj})});
+  }
+  if (want[1]) out[1] = SumLeading(l, n, l.Op("mul", {g, xhat}));
+  if (want[2]) out[2] = SumLeading(l, n, g);
+  return out;
 }
 
 Outputs NativeLayerNorm(const LowerContext& l) {
   if (l.IsNone("weight") || l.IsNone("bias")) throw NotCovered{};
-  int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
-  ClassId out = l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(ndims),
-                                   l.Fl(l.F("eps"))});
-  // The saved statistics (what the backward reads), kept dims of size 1: mean = mean(x) and
-  // rstd = 1 / sqrt(mean((x - mean)^2) + eps) over the normalized (last ndims) dims (biased
-  // variance, as ATen computes it).
-  int64_t rank = static_cast<int64_t>(l.InType("input").shape.size());
-  if (ndims < 1 || ndims > rank) throw NotCovered{};
-  auto mean_of = [&](ClassId x) {
-    for (int64_t d = rank - 1; d >= rank - ndims; --d) x = l.Op("mean_dim", {x, l.N(d), l.N(1)});
-    return x;
-  };
-  ClassId mean = mean_of(l.T("input"));
-  ClassId centered = l.Op("sub", {l.T("input"), mean});
-  ClassId var = mean_of(l.Op("mul", {centered, centered}));
-  ClassId rstd = l.Op("rsqrt", {l.Op("add", {var, l.Fl(l.F("eps"))})});
+  NormDims n = NormalizedDims(l, "input");
+  ClassId out =
+      l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(n.ndims), l.Fl(l.F("eps"))});
+  // The saved statistics, what the backward reads.
+  auto [mean, rstd] = LayerNormStats(l, n, l.T("input"), l.F("eps"));
   return {out, mean, rstd};
 }
 
-// native_layer_norm_backward(g, x, shape, mean, rstd, w, b, mask) from the forward's saved
-// statistics: with xhat = (x - mean) * rstd and dxhat = g * w (g without a weight), over the
-// normalized (last ndims) dims, grad_input = rstd * (dxhat - mean(dxhat) - xhat *
-// mean(dxhat * xhat)); grad_weight = sum of g * xhat and grad_bias = sum of g over the leading
-// dims. Outputs the mask leaves out are not computed (ATen returns undefined tensors there).
+// native_layer_norm_backward(g, x, shape, mean, rstd, w, b, mask): LayerNormGrads. Outputs the
+// mask leaves out are not computed (ATen returns undefined tensors there).
 Outputs NativeLayerNormBackward(const LowerContext& l) {
-  const int64_t ndims = static_cast<int64_t>(l.Ints("normalized_shape").size());
-  const int64_t rank = static_cast<int64_t>(l.InType("input").shape.size());
-  if (ndims < 1 || ndims > rank) throw NotCovered{};
+  NormDims n = NormalizedDims(l, "input");
   const ir::Value& mask_arg = l.Arg("output_mask");
   if (!mask_arg.is_list() || mask_arg.as_list().size() != 3) throw NotCovered{};
   bool want[3];
@@ -752,28 +812,65 @@ Outputs NativeLayerNormBackward(const LowerContext& l) {
     want[i] = v.as_bool();
   }
   if ((want[1] && l.IsNone("weight")) || (want[2] && l.IsNone("bias"))) throw NotCovered{};
-  ClassId g = l.T("grad_out");
-  ClassId rstd = l.T("rstd");
-  ClassId xhat = l.Op("mul", {l.Op("sub", {l.T("input"), l.T("mean")}), rstd});
-  // the sum over the leading dims (last first, so the dims still to sum keep their numbers)
-  auto sum_leading = [&](ClassId x) {
-    for (int64_t d = rank - ndims - 1; d >= 0; --d) x = l.Op("sum_dim", {x, l.N(d), l.N(0)});
-    return x;
-  };
-  auto mean_norm = [&](ClassId x) {
-    for (int64_t d = rank - 1; d >= rank - ndims; --d) x = l.Op("mean_dim", {x, l.N(d), l.N(1)});
-    return x;
-  };
-  Outputs out(3);
-  if (want[0]) {
-    ClassId dxhat = l.IsNone("weight") ? g : l.Op("mul", {g, l.T("weight")});
-    ClassId centered = l.Op("sub", {dxhat, mean_norm(dxhat)});
-    ClassId proj = l.Op("mul", {xhat, mean_norm(l.Op("mul", {dxhat, xhat}))});
-    out[0] = l.Op("mul", {rstd, l.Op("sub", {centered, proj})});
-  }
-  if (want[1]) out[1] = sum_leading(l.Op("mul", {g, xhat}));
-  if (want[2]) out[2] = sum_leading(g);
-  return out;
+  std::optional<ClassId> weight;
+  if (!l.IsNone("weight")) weight = l.T("weight");
+  return LayerNormGrads(l, n, l.T("grad_out"), l.T("input"), l.T("mean"), l.T("rstd"), weight,
+                        want);
+}
+
+// memory_efficient: apex saves the forward's output instead of its input and rebuilds the
+// normalized value from it (dividing by the weight); not lowered.
+bool ApexMemoryEfficient(const LowerContext& l) {
+  return !l.IsNone("memory_efficient") && l.I("memory_efficient") != 0;
+}
+
+// apex::fused_layer_norm_affine_fwd: (layernorm x w b), and mean and invvar (= rstd) flattened.
+Outputs ApexLayerNorm(const LowerContext& l) {
+  NormDims n = NormalizedDims(l, "input");
+  ClassId out =
+      l.Op("layernorm", {l.T("input"), l.T("weight"), l.T("bias"), l.N(n.ndims), l.Fl(l.F("eps"))});
+  if (!StatsInInputDType(l.InType("input"))) return {out, std::nullopt, std::nullopt};
+  auto [mean, rstd] = LayerNormStats(l, n, l.T("input"), l.F("eps"));
+  return {out, ApexRows(l, n, mean, "input", true), ApexRows(l, n, rstd, "input", true)};
+}
+
+// apex::fused_layer_norm_affine_bwd: native_layer_norm_backward's formulas (LayerNormGrads) with
+// the flat statistics read per row.
+Outputs ApexLayerNormBackward(const LowerContext& l) {
+  if (ApexMemoryEfficient(l)) throw NotCovered{};
+  NormDims n = NormalizedDims(l, "input_or_output");
+  const bool want[3] = {true, true, true};
+  return LayerNormGrads(l, n, l.T("grad_output"), l.T("input_or_output"),
+                        ApexRows(l, n, l.T("mean"), "input_or_output", false),
+                        ApexRows(l, n, l.T("invvar"), "input_or_output", false), l.T("weight"),
+                        want);
+}
+
+// apex::fused_rms_norm_affine_fwd over the last dim: (rmsnorm x w eps), and invvar = 1 /
+// sqrt(mean(x^2) + eps) flattened.
+Outputs ApexRmsNorm(const LowerContext& l) {
+  NormDims n = NormalizedDims(l, "input");
+  if (n.ndims != 1) throw NotCovered{};  // rmsnorm normalizes the last dim only
+  ClassId x = l.T("input");
+  ClassId out = l.Op("rmsnorm", {x, l.T("weight"), l.Fl(l.F("eps"))});
+  if (!StatsInInputDType(l.InType("input"))) return {out, std::nullopt};
+  ClassId ms = MeanNormalized(l, n, l.Op("mul", {x, x}));
+  ClassId invvar = l.Op("rsqrt", {l.Op("add", {ms, l.Fl(l.F("eps"))})});
+  return {out, ApexRows(l, n, invvar, "input", true)};
+}
+
+// apex::fused_rms_norm_affine_bwd: with r = invvar per row, xhat = x * r and dxhat = g * w over
+// the normalized dims, grad_input = r * (dxhat - xhat * mean(dxhat * xhat)) (y = w * x * r and
+// dr/dx_i = -r^3 x_i / N) and grad_weight = the sum of g * xhat over the leading dims.
+Outputs ApexRmsNormBackward(const LowerContext& l) {
+  if (ApexMemoryEfficient(l)) throw NotCovered{};
+  NormDims n = NormalizedDims(l, "input_or_output");
+  ClassId g = l.T("grad_output");
+  ClassId r = ApexRows(l, n, l.T("invvar"), "input_or_output", false);
+  ClassId xhat = l.Op("mul", {l.T("input_or_output"), r});
+  ClassId dxhat = l.Op("mul", {g, l.T("weight")});
+  ClassId proj = l.Op("mul", {xhat, MeanNormalized(l, n, l.Op("mul", {dxhat, xhat}))});
+  return {l.Op("mul", {r, l.Op("sub", {dxhat, proj})}), SumLeading(l, n, l.Op("mul", {g, xhat}))};
 }
 
 // Functionalized vLLM ops: output 0 is the (void) return, then the mutated arguments.
@@ -1177,12 +1274,16 @@ const std::map<std::string, LowerFn>& Table() {
       {"addmm", Addmm},
       {"amax", Amax},
       {"apex_layer_norm", ApexLayerNorm},
+      {"apex_layer_norm_backward", ApexLayerNormBackward},
+      {"apex_rms_norm", ApexRmsNorm},
+      {"apex_rms_norm_backward", ApexRmsNormBackward},
       {"baddbmm", Baddbmm},
       {"bitwise_and", BitwiseAnd},
       {"bitwise_not", BitwiseNot},
       {"bitwise_or", BitwiseOr},
       {"bmm", Bmm},
       {"cat", Cat},
+      {"conj_physical", ConjPhysical},
       {"copy", Copy},
       {"div", Div},
       {"embedding", Embedding},

@@ -87,4 +87,17 @@ code=0
 joint buggy 3
 head -1 "$TMP/out" | grep -q '^UNKNOWN: expected getitem_15 == getitem_15@0 but inferred getitem_15 == sum(getitem_15@0, getitem_15@1)' ||
   fail "joint region, buggy: $(head -1 "$TMP/out")"
+# With the numeric runtime the region's bug is a VIOLATION with a counterexample: D's inputs
+# follow the input rules (labels included), so the cut premise holds on the run and the
+# unreduced gradient differs from S's.
+if "$GG" check --help >/dev/null 2>&1; then
+  code=0
+  "$GG" verify --seq "$BUGS/buggy/seq.json" --dist "$BUGS/buggy/tp2.json" --no-timing \
+    --relations "$ROOT/tests/data/regions/megatron_sp_ln2_grad.rel" >"$TMP/out" 2>"$TMP/err" || code=$?
+  [[ $code -eq 1 ]] || fail "joint region, buggy, numeric: exit $code: $(cat "$TMP/out" "$TMP/err")"
+  head -1 "$TMP/out" | grep -q '^VIOLATION: expected getitem_15 == getitem_15@0 .*numerically (graphguard check, seed 0, cpu) getitem_15 == getitem_15@0: max |S-D| ' ||
+    fail "joint region, buggy, numeric: $(head -1 "$TMP/out")"
+  grep -q '^  cut      view_20 == concat(1, view_20@0, view_20@1)' "$TMP/out" ||
+    fail "joint region, buggy, numeric: the cut premise is not listed: $(cat "$TMP/out")"
+fi
 echo "verify_regions: ok"

@@ -1,0 +1,15 @@
+# Graph[rank=0](fw, gid=0)
+class GraphModule(torch.nn.Module):
+    def forward(self, w: "f32[4, 4]", ids: "i64[2, 3]"):
+        lt: "b8[2, 3]" = torch.ops.aten.lt.Scalar(ids, 0)
+        ge: "b8[2, 3]" = torch.ops.aten.ge.Scalar(ids, 4)
+        m: "b8[2, 3]" = torch.ops.aten.bitwise_or.Tensor(lt, ge)
+        c: "i64[2, 3]" = torch.ops.aten.clone.default(ids)
+        d: "i64[2, 3]" = torch.ops.aten.sub.Tensor(c, 0)
+        local: "i64[2, 3]" = torch.ops.aten.masked_fill.Scalar(d, m, 0)
+        emb: "f32[2, 3, 4]" = torch.ops.aten.embedding.default(w, local)
+        mu: "b8[2, 3, 1]" = torch.ops.aten.unsqueeze.default(m, -1)
+        z: "f32[2, 3, 4]" = torch.ops.aten.masked_fill.Scalar(emb, mu, 0.0)
+        ar: "f32[2, 3, 4]" = torch.ops._c10d_functional.all_reduce.default(z, 'sum', 'tp')
+        e: "f32[2, 3, 4]" = torch.ops._c10d_functional.wait_tensor.default(ar)
+        return (e,)
