@@ -6,8 +6,9 @@
                                                           record the verdicts in the manifest, or
                                                           (--check) fail when one differs
 
-Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}; the TP 1 case verifies
-seq.json against itself (a single graph is rank 0). The spec does not depend on the degree (it is
+Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}, and tp8.json for the
+programs whose `degrees` include 8; the TP 1 case verifies seq.json against itself (a single
+graph is rank 0). The spec does not depend on the degree (it is
 written with `world`). DIR/manifest.json says how each case was made and the verdict
 `graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
 """
@@ -21,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEGREES = (2, 4)
+DEGREES = (2, 4)  # a program's `degrees` attribute may name others
 MODES = ("fwd", "joint")
 
 
@@ -43,7 +44,7 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "seq.json"), "w") as f:
         f.write(fxjson.program_text([seq.graph]))
     rank0 = None
-    for world in DEGREES:
+    for world in degrees(program):
         ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
         groups = {}
         for r in ranks:
@@ -54,6 +55,10 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "spec.rel"), "w") as f:
         f.write(spec.spec_text(f"{program.name}: {program.plan}", rank0))
     return program
+
+
+def degrees(program):
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def verify(graphguard, case_dir, degree, numeric=False):
@@ -119,7 +124,7 @@ def main(argv=None):
         prev = old.get((model, mode), {})
         entries[(model, mode)] = {
             **program.describe(), "model": model, "mode": mode,
-            "degrees": [1, *DEGREES],
+            "degrees": [1, *degrees(program)],
             "command": f"scripts/capture/make_corpus.py --only {model}/{mode}",
             # what graphguard verify gives today, per degree; kept from the previous manifest
             # (tests/cli/capture_corpus.sh fails when a verdict changes, so this stays true)

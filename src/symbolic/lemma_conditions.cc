@@ -259,6 +259,14 @@ bool DimNonNegative(const EGraph& g, const Bindings& b) {
   return d && *d >= 0;
 }
 
+// ?d names a dim of ?x of size 1.
+bool DimIsOne(const EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape) return false;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  return d && (*shape)[static_cast<size_t>(*d)] == 1;
+}
+
 // ?d (written non-negative) is a dim of view_as_complex(?x) (or of its list's first piece):
 // before x's last dim, the (real, imag) pair view_as_complex folds away. Non-negative because
 // the complex tensor has one dim fewer: -1 of x is not -1 of view_as_complex(x).
@@ -271,6 +279,59 @@ bool ComplexDimKept(const EGraph& g, const Bindings& b) {
 }
 
 // ---- appliers --------------------------------------------------------------------------------
+
+// Two splits of one extent, piece sizes `a` and `b` in order, grouped at their common
+// boundaries: each group is the shortest run of consecutive pieces of a and of b covering the
+// same range (one piece each where the splits agree). nullopt when the totals differ or a size
+// is not positive.
+struct PieceGroup {
+  size_t a_begin, a_end, b_begin, b_end;
+};
+std::optional<std::vector<PieceGroup>> CommonBoundaryGroups(const std::vector<int64_t>& a,
+                                                            const std::vector<int64_t>& b) {
+  std::vector<PieceGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    PieceGroup group{i, i, j, j};
+    int64_t sa = 0, sb = 0;
+    do {
+      if (sa <= sb) {
+        if (i == a.size() || a[i] <= 0) return std::nullopt;
+        sa += a[i++];
+      } else {
+        if (j == b.size() || b[j] <= 0) return std::nullopt;
+        sb += b[j++];
+      }
+    } while (sa != sb || i == group.a_begin || j == group.b_begin);
+    group.a_end = i;
+    group.b_end = j;
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+// Each piece's size along `dim` (wrapped per piece); nullopt when a shape is unknown.
+std::optional<std::vector<int64_t>> SizesAlong(const EGraph& g, const std::vector<ClassId>& pieces,
+                                               int64_t dim) {
+  std::vector<int64_t> sizes;
+  for (ClassId c : pieces) {
+    auto shape = ShapeOf(g, c);
+    auto d = shape ? Norm(dim, shape->size()) : std::nullopt;
+    if (!d) return std::nullopt;
+    sizes.push_back((*shape)[static_cast<size_t>(*d)]);
+  }
+  return sizes;
+}
+
+// pieces[begin, end) concatenated along `dim`; the piece itself when there is one.
+ClassId JoinPieces(EGraph& g, const std::vector<ClassId>& pieces, size_t begin, size_t end,
+                   int64_t dim) {
+  if (end - begin == 1) return pieces[begin];
+  std::vector<ClassId> children{AddNum(g, dim)};
+  children.insert(children.end(), pieces.begin() + static_cast<std::ptrdiff_t>(begin),
+                  pieces.begin() + static_cast<std::ptrdiff_t>(end));
+  return AddOp(g, Lang().concat, std::move(children));
+}
 
 // (slice (concat ?d ?xs...) ?e ?s ?t) with ?d = ?e: the pieces the range touches, each cut to
 // the part inside the range (a piece fully inside is used as is); one piece is returned alone.
@@ -409,44 +470,17 @@ std::optional<ClassId> MmConcatInner(EGraph& g, const Bindings& b) {
   const auto& xs = b.List("xs");
   const auto& ys = b.List("ys");
   if (xs.empty() || ys.empty()) return std::nullopt;
-  auto inner = [&](ClassId c, size_t dim) -> std::optional<int64_t> {
-    auto shape = ShapeOf(g, c);
-    if (!shape || shape->size() != 2) return std::nullopt;
-    return (*shape)[dim];
-  };
-  std::vector<std::pair<std::vector<ClassId>, std::vector<ClassId>>> groups;
-  size_t i = 0, j = 0;
-  while (i < xs.size() || j < ys.size()) {
-    std::vector<ClassId> gx, gy;
-    int64_t sx = 0, sy = 0;
-    do {
-      if (sx <= sy) {
-        if (i == xs.size()) return std::nullopt;
-        auto k = inner(xs[i], 1);
-        if (!k) return std::nullopt;
-        sx += *k;
-        gx.push_back(xs[i++]);
-      } else {
-        if (j == ys.size()) return std::nullopt;
-        auto k = inner(ys[j], 0);
-        if (!k) return std::nullopt;
-        sy += *k;
-        gy.push_back(ys[j++]);
-      }
-    } while (sx != sy || gx.empty() || gy.empty());
-    groups.emplace_back(std::move(gx), std::move(gy));
-  }
+  auto x_sizes = SizesAlong(g, xs, 1), y_sizes = SizesAlong(g, ys, 0);
+  if (!x_sizes || !y_sizes) return std::nullopt;
+  auto groups = CommonBoundaryGroups(*x_sizes, *y_sizes);
   // One group of several pieces is the term itself (single pieces: a sum of one, as for W = 1).
-  if (groups.size() < 2 && (xs.size() > 1 || ys.size() > 1)) return std::nullopt;
-  auto join = [&](const std::vector<ClassId>& pieces, int64_t dim) {
-    if (pieces.size() == 1) return pieces[0];
-    std::vector<ClassId> children{AddNum(g, dim)};
-    children.insert(children.end(), pieces.begin(), pieces.end());
-    return AddOp(g, Lang().concat, std::move(children));
-  };
+  if (!groups || (groups->size() < 2 && (xs.size() > 1 || ys.size() > 1))) return std::nullopt;
   const OpId mm = *Lang().ops().Find("mm");
   std::vector<ClassId> terms;
-  for (const auto& [gx, gy] : groups) terms.push_back(AddOp(g, mm, {join(gx, 1), join(gy, 0)}));
+  for (const PieceGroup& grp : *groups) {
+    terms.push_back(AddOp(g, mm, {JoinPieces(g, xs, grp.a_begin, grp.a_end, 1),
+                                  JoinPieces(g, ys, grp.b_begin, grp.b_end, 0)}));
+  }
   return AddOp(g, Lang().sumr, std::move(terms));
 }
 
@@ -538,7 +572,11 @@ std::optional<ClassId> ConcatInterchange(EGraph& g, const Bindings& b) {
 // A = prod(in[:d]), find the first out dim d' with prod(out[:d']) = A such that every piece's
 // block p_i * prod(in[d+1:]) is a whole number q_i of out[d'+1:] blocks. Then (row-major) the
 // result is (concat d' (reshape x_i out[:d'] q_i out[d'+1:])...). Covers head splits
-// [s, b, H*96] <-> [s, b, H, 96].
+// [s, b, H*96] <-> [s, b, H, 96]. Where no d' takes every piece whole, runs of consecutive
+// pieces that are (the first d' where every run closes on a block boundary, more than one run)
+// are reshaped together: (concat d' (reshape (concat d run_j) out[:d'] q_j out[d'+1:])...), and
+// the run's reshape splits further on a later d' (heads of one per rank regrouped as [kv heads,
+// group] by repeat_kv's backward).
 std::optional<ClassId> ReshapeOfConcat(EGraph& g, const Bindings& b) {
   const auto& xs = b.List("xs");
   auto out = RootShape(g, b);
@@ -546,12 +584,10 @@ std::optional<ClassId> ReshapeOfConcat(EGraph& g, const Bindings& b) {
   if (!out || !in) return std::nullopt;
   auto d = Norm(IntOf(g, b.Var("d")), in->size());
   if (!d) return std::nullopt;
+  auto piece_sizes = SizesAlong(g, xs, *d);
+  if (!piece_sizes) return std::nullopt;
   (*in)[*d] = 0;
-  for (ClassId x : xs) {
-    auto shape = ShapeOf(g, x);
-    if (!shape) return std::nullopt;
-    (*in)[*d] += (*shape)[*d];
-  }
+  for (int64_t p : *piece_sizes) (*in)[*d] += p;
   auto prod = [](const Shape64& s, size_t from, size_t to) {
     int64_t p = 1;
     for (size_t i = from; i < to; ++i) p *= s[i];
@@ -559,28 +595,47 @@ std::optional<ClassId> ReshapeOfConcat(EGraph& g, const Bindings& b) {
   };
   const int64_t outer = prod(*in, 0, *d);
   const int64_t inner_in = prod(*in, *d + 1, in->size());
-  std::vector<int64_t> piece_sizes;
-  for (ClassId x : xs) {
-    auto shape = ShapeOf(g, x);
-    if (!shape) return std::nullopt;
-    piece_sizes.push_back((*shape)[*d]);
-  }
-  for (size_t dp = 0; dp < out->size(); ++dp) {
-    if (prod(*out, 0, dp) != outer) continue;
+  // The runs of pieces at out dim dp (as [begin, end) pairs), each closing on an out[dp+1:]
+  // block boundary; nullopt when dp is not a split point of the concat dim.
+  auto runs_at = [&](size_t dp) -> std::optional<std::vector<std::pair<size_t, size_t>>> {
+    if (prod(*out, 0, dp) != outer) return std::nullopt;
     const int64_t inner_out = prod(*out, dp + 1, out->size());
     if (inner_out == 0) return std::nullopt;
-    bool whole = true;
-    for (int64_t p : piece_sizes) whole = whole && (p * inner_in) % inner_out == 0;
-    if (!whole) continue;
+    std::vector<std::pair<size_t, size_t>> runs;
+    int64_t acc = 0;
+    size_t begin = 0;
+    for (size_t i = 0; i < piece_sizes->size(); ++i) {
+      acc += (*piece_sizes)[i] * inner_in;
+      if (acc % inner_out == 0) {
+        runs.emplace_back(begin, i + 1);
+        begin = i + 1;
+        acc = 0;
+      }
+    }
+    if (begin != piece_sizes->size()) return std::nullopt;
+    return runs;
+  };
+  auto build = [&](size_t dp, const std::vector<std::pair<size_t, size_t>>& runs) {
+    const int64_t inner_out = prod(*out, dp + 1, out->size());
     std::vector<ClassId> children{AddNum(g, static_cast<int64_t>(dp))};
-    for (size_t i = 0; i < xs.size(); ++i) {
-      std::vector<ClassId> args{xs[i]};
+    for (auto [begin, end] : runs) {
+      int64_t elements = 0;
+      for (size_t i = begin; i < end; ++i) elements += (*piece_sizes)[i] * inner_in;
+      std::vector<ClassId> args{JoinPieces(g, xs, begin, end, *d)};
       for (size_t k = 0; k < out->size(); ++k) {
-        args.push_back(AddNum(g, k == dp ? piece_sizes[i] * inner_in / inner_out : (*out)[k]));
+        args.push_back(AddNum(g, k == dp ? elements / inner_out : (*out)[k]));
       }
       children.push_back(AddOp(g, Lang().reshape, std::move(args)));
     }
     return AddOp(g, Lang().concat, std::move(children));
+  };
+  for (size_t dp = 0; dp < out->size(); ++dp) {  // every piece whole
+    auto runs = runs_at(dp);
+    if (runs && runs->size() == xs.size()) return build(dp, *runs);
+  }
+  for (size_t dp = 0; dp < out->size(); ++dp) {  // runs of pieces
+    auto runs = runs_at(dp);
+    if (runs && runs->size() > 1) return build(dp, *runs);
   }
   return std::nullopt;
 }
@@ -646,6 +701,33 @@ std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
     children.push_back(AddOp(g, op, std::move(column)));
   }
   return AddOp(g, Lang().concat, std::move(children));
+}
+
+// (concat ?d ?xs...) where every piece's class holds a sum over the same number k >= 2 of terms:
+// (sumr (concat ?d x_0j x_1j ...) ...) over j (elementwise the same additions in the same order).
+std::optional<ClassId> ConcatOfSumrs(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2) return std::nullopt;
+  std::vector<std::vector<ClassId>> terms;  // copied: adding nodes may move the class's storage
+  for (ClassId x : xs) {
+    const ENode* sum = nullptr;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op == Lang().sumr && node.children.size() >= 2 &&
+          (terms.empty() || node.children.size() == terms.front().size())) {
+        sum = &node;
+        break;
+      }
+    }
+    if (sum == nullptr) return std::nullopt;
+    terms.emplace_back(sum->children.begin(), sum->children.end());
+  }
+  std::vector<ClassId> sums;
+  for (size_t j = 0; j < terms.front().size(); ++j) {
+    std::vector<ClassId> children{b.Var("d")};
+    for (const auto& piece : terms) children.push_back(piece[j]);
+    sums.push_back(AddOp(g, Lang().concat, std::move(children)));
+  }
+  return AddOp(g, Lang().sumr, std::move(sums));
 }
 
 // (sumr ?xs...) where some element's class holds a sum: its terms spliced in place (sums over
@@ -1241,59 +1323,33 @@ std::optional<ClassId> GroupedHeadConcats(EGraph& g, const Bindings& b, const ch
   const size_t rank = first->size();
   const int64_t d = static_cast<int64_t>(rank) - head_from_end;
   if (Norm(IntOf(g, b.Var("d")), rank) != d) return std::nullopt;
-  auto heads = [&](ClassId c) -> std::optional<int64_t> {
-    auto s = ShapeOf(g, c);
-    if (!s || s->size() != rank || (*s)[d] <= 0) return std::nullopt;
-    return (*s)[d];
-  };
+  auto q_heads = SizesAlong(g, qs, d), k_heads = SizesAlong(g, ks, d);
+  if (!q_heads || !k_heads || *k_heads != SizesAlong(g, vs, d)) return std::nullopt;
+  for (const auto* pieces : {&qs, &ks, &vs}) {
+    for (ClassId c : *pieces) {
+      if (ShapeOf(g, c)->size() != rank) return std::nullopt;
+    }
+  }
   int64_t hq = 0, hkv = 0;
-  for (ClassId q : qs) {
-    auto h = heads(q);
-    if (!h) return std::nullopt;
-    hq += *h;
-  }
-  for (size_t j = 0; j < ks.size(); ++j) {
-    auto hk = heads(ks[j]), hv = heads(vs[j]);
-    if (!hk || hk != hv) return std::nullopt;
-    hkv += *hk;
-  }
-  if (hkv == 0 || hq % hkv != 0) return std::nullopt;
-  const int64_t ratio = hq / hkv;
-  struct Group {
-    std::vector<ClassId> q, k, v;
-  };
-  std::vector<Group> groups;
+  for (int64_t h : *q_heads) hq += h;
+  for (int64_t h : *k_heads) hkv += h;
+  if (hkv <= 0 || hq % hkv != 0) return std::nullopt;
+  // kv heads counted in the query heads that read them
+  std::vector<int64_t> k_reach;
+  for (int64_t h : *k_heads) k_reach.push_back(h * (hq / hkv));
+  auto groups = CommonBoundaryGroups(*q_heads, k_reach);
+  if (!groups || groups->size() < 2) return std::nullopt;
   bool regrouped = false;
-  size_t i = 0, j = 0;
-  while (i < qs.size() || j < ks.size()) {
-    Group grp;
-    int64_t sq = 0, sk = 0;  // query heads, and kv heads times the ratio
-    do {
-      if (sq <= sk) {
-        if (i == qs.size()) return std::nullopt;
-        sq += *heads(qs[i]);
-        grp.q.push_back(qs[i++]);
-      } else {
-        if (j == ks.size()) return std::nullopt;
-        sk += *heads(ks[j]) * ratio;
-        grp.k.push_back(ks[j]);
-        grp.v.push_back(vs[j++]);
-      }
-    } while (sq != sk || grp.q.empty() || grp.k.empty());
-    regrouped = regrouped || grp.q.size() > 1 || grp.k.size() > 1;
-    groups.push_back(std::move(grp));
+  for (const PieceGroup& grp : *groups) {
+    regrouped = regrouped || grp.a_end - grp.a_begin > 1 || grp.b_end - grp.b_begin > 1;
   }
-  if (!regrouped || groups.size() < 2) return std::nullopt;
-  auto join = [&](const std::vector<ClassId>& pieces) {
-    if (pieces.size() == 1) return pieces[0];
-    std::vector<ClassId> children{AddNum(g, d)};
-    children.insert(children.end(), pieces.begin(), pieces.end());
-    return AddOp(g, Lang().concat, std::move(children));
-  };
+  if (!regrouped) return std::nullopt;
   const OpId op = *Lang().ops().Find(op_name);
   std::vector<ClassId> parts{AddNum(g, d)};
-  for (const Group& grp : groups) {
-    std::vector<ClassId> children{join(grp.q), join(grp.k), join(grp.v)};
+  for (const PieceGroup& grp : *groups) {
+    std::vector<ClassId> children{JoinPieces(g, qs, grp.a_begin, grp.a_end, d),
+                                  JoinPieces(g, ks, grp.b_begin, grp.b_end, d),
+                                  JoinPieces(g, vs, grp.b_begin, grp.b_end, d)};
     children.insert(children.end(), rest.begin(), rest.end());
     parts.push_back(AddOp(g, op, std::move(children)));
   }
@@ -1332,14 +1388,46 @@ bool AttentionSharedKv(const EGraph& g, const Bindings& b) {
 
 // ---- batch-merged attention (Megatron: [s, b, h, d] viewed as [s, b*h, d]) -----------------
 
-// ?xs and ?ys are concats along one batch dim ?d of a batched matmul (d < rank - 2) with
-// pairwise equal sizes there.
-bool MatmulBatchSplitsMatch(const EGraph& g, const Bindings& b) {
-  auto shape = ShapeOf(g, b.List("xs").front());
-  if (!shape) return false;
-  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
-  return d && *d + 2 < static_cast<int64_t>(shape->size()) &&
-         PairwiseDims(g, b, *d, *d);
+// (op (concat d ?xs...) (concat d ?ys...)) for a batched matmul `op` along a batch dim d (d <
+// rank - 2 of both operands): (concat d (op (concat d xs of group j) (concat d ys of group j))
+// ...), the pieces grouped at the boundaries both splits share (pairwise when they agree).
+std::optional<ClassId> ConcatBatchGrouped(EGraph& g, const Bindings& b, const char* op_name,
+                                          int64_t d) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.empty() || ys.empty()) return std::nullopt;
+  for (const auto* pieces : {&xs, &ys}) {
+    for (ClassId c : *pieces) {
+      auto shape = ShapeOf(g, c);
+      if (!shape || d < 0 || d + 2 >= static_cast<int64_t>(shape->size())) return std::nullopt;
+    }
+  }
+  auto x_sizes = SizesAlong(g, xs, d), y_sizes = SizesAlong(g, ys, d);
+  if (!x_sizes || !y_sizes) return std::nullopt;
+  auto groups = CommonBoundaryGroups(*x_sizes, *y_sizes);
+  if (!groups) return std::nullopt;
+  const OpId op = *Lang().ops().Find(op_name);
+  std::vector<ClassId> parts{AddNum(g, d)};
+  for (const PieceGroup& grp : *groups) {
+    parts.push_back(AddOp(g, op, {JoinPieces(g, xs, grp.a_begin, grp.a_end, d),
+                                  JoinPieces(g, ys, grp.b_begin, grp.b_end, d)}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// (bmm (concat 0 ?xs...) (concat 0 ?ys...)): ConcatBatchGrouped along the batch.
+std::optional<ClassId> BmmConcatBatch(EGraph& g, const Bindings& b) {
+  return ConcatBatchGrouped(g, b, "bmm", 0);
+}
+
+// (matmul (concat ?d ?xs...) (concat ?d ?ys...)): ConcatBatchGrouped along ?d (as written in
+// both operands, which have one rank).
+std::optional<ClassId> MatmulConcatBatch(EGraph& g, const Bindings& b) {
+  auto x = ShapeOf(g, b.List("xs").front()), y = ShapeOf(g, b.List("ys").front());
+  if (!x || !y || x->size() != y->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), x->size());
+  if (!d) return std::nullopt;
+  return ConcatBatchGrouped(g, b, "matmul", *d);
 }
 
 // (transpose (reshape ?x ?ss...) ?a ?b) where the reshape only merges consecutive dims of ?x
@@ -1747,9 +1835,6 @@ ConditionTable BuildConditions() {
   t.Add("equal-splits", EqualSplits);
   t.Add("pick-reshape-keeps-last", PickReshapeKeepsLast);
   t.Add("aligned-splits", AlignedSplits);
-  t.Add("batch-splits-match", [](const EGraph& g, const Bindings& b) {
-    return PairwiseDims(g, b, 0, 0);
-  });
   t.Add("inner-splits-match", [](const EGraph& g, const Bindings& b) {
     return PairwiseDims(g, b, -1, -2);
   });
@@ -1764,6 +1849,7 @@ ConditionTable BuildConditions() {
   t.Add("transpose-other-dim", TransposeOtherDim);
   t.Add("d-equals-a", DEqualsA);
   t.Add("dim-nonneg", DimNonNegative);
+  t.Add("dim-is-one", DimIsOne);
   t.Add("complex-dim-kept", ComplexDimKept);
   t.Add("integer-ids-numeric-bounds", IntegerIdsNumericBounds);
   t.Add("same-type-as-y", SameTypeAsY);
@@ -1772,7 +1858,6 @@ ConditionTable BuildConditions() {
   t.Add("sdpa-splits", SdpaSplits);
   t.Add("sdpa-shared-kv", SdpaSharedKv);
   t.Add("attention-shared-kv", AttentionSharedKv);
-  t.Add("matmul-batch-splits-match", MatmulBatchSplitsMatch);
   t.Add("c-is-number", CIsNumber);
   t.Add("mask-same-shape", MaskSameShape);
   t.Add("zero-fill", ZeroFill);
@@ -1794,6 +1879,7 @@ ApplierTable BuildAppliers() {
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
+  t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);
   t.Add("sumr-drop-zeros", SumrDropZeros);
@@ -1818,6 +1904,8 @@ ApplierTable BuildAppliers() {
   t.Add("embedding-bwd-of-concat", EmbeddingBwdOfConcat);
   t.Add("sumr-regroup-per-rank", SumrRegroupPerRank);
   t.Add("concat-piece-slices", ConcatPieceSlices);
+  t.Add("bmm-concat-batch", BmmConcatBatch);
+  t.Add("matmul-concat-batch", MatmulConcatBatch);
   t.Add("sdpa-grouped-heads", SdpaGroupedHeads);
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);

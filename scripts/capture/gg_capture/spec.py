@@ -3,7 +3,18 @@
 Inputs are matched by name between S and D (parameter FQNs, data names); each gets the rule of
 its placement in D. Outputs (loss, extra forward outputs, or gradients in parameter order) get
 the placement the program declares, where D@r is rank r's output at the same position.
+
+"grouped" placements (n indivisible pieces, replicated when there are more ranks than pieces) are
+written over a mesh `pieces x replicas` that holds for every degree: `mesh pieces = min(world, n),
+replicas = world / min(world, n)` (one replica, a plain shard, up to n ranks).
 """
+
+GROUPED = ("grouped", "grouped-partial")
+
+
+def mesh_line(pieces):
+    """The mesh of a grouped placement of `pieces` pieces, for any degree."""
+    return f"mesh pieces = min(world, {pieces}), replicas = world / min(world, {pieces})"
 
 
 def rule(placement):
@@ -22,6 +33,10 @@ def rule(placement):
         return f"concat({dim}, " + ", ".join(pieces) + ")"
     if kind == "partial":
         return "partial"
+    if kind == "grouped":  # over mesh_line(placement[2])
+        return f"placements(shard({placement[1]}), replicate)"
+    if kind == "grouped-partial":
+        return f"placements(shard({placement[1]}), partial)"
     raise ValueError(f"unknown placement {placement}")
 
 
@@ -33,10 +48,19 @@ def spec_text(title, traced_rank0):
         ranks = ", ".join(str(r) for r in traced_rank0.spec_group)
         lines += ["// S is compared with the first tensor-parallel group (ranks of one replica)",
                   f"group tp = [{ranks}]", ""]
+    mesh = None  # the pieces of the mesh statement in force
+
+    def add(statement, place):
+        nonlocal mesh
+        if place[0] in GROUPED and place[2] != mesh:
+            mesh = place[2]
+            lines.append(mesh_line(mesh))
+        lines.append(f"{statement} = {rule(place)}")
+
     for name in traced_rank0.input_names:
-        place = traced_rank0.param_placements.get(name) or traced_rank0.data_placements[name]
-        lines.append(f"input {name} = {rule(place)}")
+        add(f"input {name}",
+            traced_rank0.param_placements.get(name) or traced_rank0.data_placements[name])
     lines.append("")
     for k, place in enumerate(traced_rank0.output_placements):
-        lines.append(f"output #{k} = {rule(place)}")
+        add(f"output #{k}", place)
     return "\n".join(lines) + "\n"

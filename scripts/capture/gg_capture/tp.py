@@ -11,6 +11,12 @@ Parameters carry their placement in `param.gg_placement` (read by spec.py):
   ("fused", d, [n0, n1, ...])      S is the concatenation along d of sections of S-sizes n_k
                                    (fused QKV, gate+up), each section sharded over the ranks and
                                    every rank holding [its piece of section 0; of section 1; ...]
+  ("grouped", d, n)                S is n equal pieces along d (kv heads) that may not be split:
+                                   with at most n ranks a shard, with more (world a multiple of
+                                   n) piece r * n / world on rank r, every piece replicated on
+                                   world / n consecutive ranks (GQA with more ranks than kv heads)
+  ("grouped-partial", d, n)        the gradient of a "grouped" parameter: the shards' sum over the
+                                   replicas of each piece (each replica saw its own query heads)
 """
 import dataclasses
 
@@ -34,6 +40,16 @@ def place(param, *placement):
 
 def placement(param):
     return getattr(param, "gg_placement", ("replicate",))
+
+
+def gradient_placement(param):
+    """The placement of a parameter's gradient as the joint capture returns it: a
+    sequence-parallel parameter's is all-reduced (replicated), a grouped one's is partial over
+    each piece's replicas, the others are placed like the parameter."""
+    if getattr(param, "gg_sequence_parallel", False):
+        return ("replicate",)
+    place = placement(param)
+    return ("grouped-partial", *place[1:]) if place[0] == "grouped" else place
 
 
 # ---- mappings (Megatron-LM tensor_parallel/mappings.py, written with functional collectives) ---
@@ -130,6 +146,18 @@ def shard(full, dim, tp):
     return full.chunk(tp.size, dim)[tp.rank].clone()
 
 
+def grouped_shard(full, dim, pieces, tp):
+    """Rank r's part of `full` cut into `pieces` indivisible pieces along dim: a shard when there
+    are at least as many pieces as ranks, else piece r * pieces / world (replicated)."""
+    if tp.size <= pieces:
+        if pieces % tp.size:
+            raise ValueError(f"tp: {pieces} pieces do not split over {tp.size} ranks")
+        return shard(full, dim, tp)
+    if tp.size % pieces:
+        raise ValueError(f"tp: {tp.size} ranks are not a multiple of {pieces} pieces")
+    return full.chunk(pieces, dim)[tp.rank * pieces // tp.size].clone()
+
+
 def fused_shard(full, dim, sizes, tp):
     sections = torch.split(full, sizes, dim)
     return torch.cat([shard(s, dim, tp) for s in sections], dim)
@@ -140,14 +168,19 @@ def fused_shard(full, dim, sizes, tp):
 class ColumnParallelLinear(torch.nn.Module):
     """y = x W^T + b with W split along its output rows; input replicated or sequence-sharded.
 
-    full_weight/full_bias: the S parameters; fused: S section sizes for fused projections."""
+    full_weight/full_bias: the S parameters; fused: S section sizes for fused projections;
+    pieces: the output rows are that many indivisible pieces (kv heads: grouped_shard)."""
 
     def __init__(self, full_weight, full_bias, tp, sequence_parallel=False, seq_dim=0,
-                 fused=None, gather_output=False):
+                 fused=None, gather_output=False, pieces=None):
         super().__init__()
         self.tp, self.sp, self.seq_dim, self.gather_output = tp, sequence_parallel, seq_dim, gather_output
-        cut = (lambda t: fused_shard(t, 0, fused, tp)) if fused else (lambda t: shard(t, 0, tp))
-        how = ("fused", 0, list(fused)) if fused else ("shard", 0)
+        if fused:
+            cut, how = (lambda t: fused_shard(t, 0, fused, tp)), ("fused", 0, list(fused))
+        elif pieces:
+            cut, how = (lambda t: grouped_shard(t, 0, pieces, tp)), ("grouped", 0, pieces)
+        else:
+            cut, how = (lambda t: shard(t, 0, tp)), ("shard", 0)
         self.weight = place(torch.nn.Parameter(cut(full_weight)), *how)
         self.bias = None if full_bias is None else place(torch.nn.Parameter(cut(full_bias)), *how)
 

@@ -269,9 +269,7 @@ def _trace(program, tp, mode, groups, rank=0):
     if mode == "fwd":
         out_places = program.output_placements()
     else:
-        out_places = [("replicate",)] + [
-            ("replicate",) if getattr(p, "gg_sequence_parallel", False) else tpmod.placement(p)
-            for p in params]
+        out_places = [("replicate",)] + [tpmod.gradient_placement(p) for p in params]
     traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
     traced.spec_group = getattr(program, "spec_group", None)
     return traced

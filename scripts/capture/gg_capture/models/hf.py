@@ -2,7 +2,10 @@
 downloads) made tensor-parallel by replacing their Linear/Embedding modules with tp.py's
 Megatron-style layers: q/k/v and gate/up column-parallel, o/down row-parallel, the token embedding
 vocabulary-parallel, lm_head column-parallel with its output gathered (transformers' own
-"colwise_rep"). Their attention reshapes with -1 heads, so local heads need no other change.
+"colwise_rep"). Their attention reshapes with -1 heads, so local heads need no other change but
+repeat_kv's factor. With more ranks than kv heads (GQA) k/v keep whole heads: rank r holds kv head
+r * kv / tp, the one its query heads read ("grouped" placement), replicated on tp / kv ranks; the
+gradients of those weights are then partial over the replicas.
 
 GPT-2's projections are transformers' Conv1D (y = x W + b with W stored [in, out], a transposed
 Linear): each becomes the tp.py Linear of W^T, so the S graph holds [out, in] weights like the
@@ -24,7 +27,8 @@ from .. import tp as tpmod
 from .base import Program
 
 SEQ = 8
-_COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_fc")
+_COLUMN = ("q_proj", "gate_proj", "up_proj", "c_fc")
+_KV = ("k_proj", "v_proj")
 _ROW = ("o_proj", "down_proj", "c_proj")
 _EMBEDDING = ("embed_tokens", "wte")
 
@@ -34,7 +38,8 @@ def _configs():
     common = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                   max_position_embeddings=16, tie_word_embeddings=False)
     return {
-        "hf_llama": lambda: T.LlamaConfig(num_attention_heads=4, num_key_value_heads=4, **common),
+        # grouped-query attention with 2 kv heads: at TP 4 and 8 more ranks than kv heads
+        "hf_llama": lambda: T.LlamaConfig(num_attention_heads=8, num_key_value_heads=2, **common),
         "hf_qwen2": lambda: T.Qwen2Config(num_attention_heads=8, num_key_value_heads=4, **common),
         # bos/eos inside the tiny vocabulary (GPT-2's defaults, 50256, would only warn)
         "hf_gpt2": lambda: T.GPT2Config(vocab_size=64, n_embd=32, n_head=4, n_inner=64, n_layer=1,
@@ -68,6 +73,8 @@ class HFCausalLM(Program):
         if name == "hf_mixtral":
             cfg._experts_implementation = "batched_mm"
         self.hf_config = cfg
+        if name in ("hf_llama", "hf_qwen2"):
+            self.degrees = (2, 4, 8)  # 8 query heads
         self.config = {"model_type": cfg.model_type, "vocab": cfg.vocab_size,
                        "hidden": cfg.hidden_size, "heads": cfg.num_attention_heads,
                        "kv_heads": getattr(cfg, "num_key_value_heads", cfg.num_attention_heads),
@@ -88,6 +95,11 @@ class HFCausalLM(Program):
                     new = _conv1d(child_name, child, tp)
                     if child_name == "c_attn":
                         module.split_size //= tp.size  # q, k, v of the local heads
+                elif isinstance(child, torch.nn.Linear) and child_name in _KV:
+                    # kv heads are indivisible: with more ranks than kv heads each rank holds
+                    # the one its query heads read (vLLM's and Megatron's replicated kv heads)
+                    new = tpmod.ColumnParallelLinear(child.weight.data, _bias(child), tp,
+                                                     pieces=self._kv_heads())
                 elif isinstance(child, torch.nn.Linear) and child_name in _COLUMN:
                     new = tpmod.ColumnParallelLinear(child.weight.data, _bias(child), tp)
                 elif isinstance(child, torch.nn.Linear) and child_name in _ROW:
@@ -101,7 +113,15 @@ class HFCausalLM(Program):
                     setattr(module, child_name, new)
             if hasattr(module, "experts") and hasattr(module.experts, "gate_up_proj"):
                 _parallel_moe(module, tp)
+            if hasattr(module, "num_key_value_groups"):
+                # the local query heads per local kv head (repeat_kv's factor)
+                heads = self.hf_config.num_attention_heads // tp.size
+                module.num_key_value_groups = heads // max(self._kv_heads() // tp.size, 1)
         return _Wrapped(model)
+
+    def _kv_heads(self):
+        cfg = self.hf_config
+        return getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
 
     def data(self, tp):
         g = torch.Generator().manual_seed(1)
