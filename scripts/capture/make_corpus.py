@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4, forward and joint.
+"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4 (or the degrees it names), forward and
+joint.
 
   make_corpus.py [--out DIR] [--only MODEL/MODE ...]     capture (and write the manifest)
   make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case;
                                                           record the verdicts in the manifest, or
                                                           (--check) fail when one differs
 
-Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}; the TP 1 case verifies
-seq.json against itself (a single graph is rank 0). The spec does not depend on the degree (it is
-written with `world`). DIR/manifest.json says how each case was made and the verdict
+Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel} (a tp<N>.json per degree); the
+TP 1 case verifies seq.json against itself (a single graph is rank 0). The spec does not depend on
+the degree (it is written with `world`). DIR/manifest.json says how each case was made and the verdict
 `graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
 """
 import argparse
@@ -26,13 +27,21 @@ MODES = ("fwd", "joint")
 
 
 def versions():
+    """torch and the packages corpus programs run (None: not installed)."""
+    from importlib import metadata
     import torch
-    try:
-        import transformers
-        tv = transformers.__version__
-    except ImportError:
-        tv = None
-    return {"torch": torch.__version__.split("+")[0], "transformers": tv}
+    found = {"torch": torch.__version__.split("+")[0]}
+    for package in ("transformers", "torchtitan", "spmd-types"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def degrees(program):
+    """The TP degrees a program is captured at besides 1 (DEGREES unless it says otherwise)."""
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def make_case(model, mode, out_dir):
@@ -43,7 +52,7 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "seq.json"), "w") as f:
         f.write(fxjson.program_text([seq.graph]))
     rank0 = None
-    for world in DEGREES:
+    for world in degrees(program):
         ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
         groups = {}
         for r in ranks:
@@ -119,7 +128,7 @@ def main(argv=None):
         prev = old.get((model, mode), {})
         entries[(model, mode)] = {
             **program.describe(), "model": model, "mode": mode,
-            "degrees": [1, *DEGREES],
+            "degrees": [1, *degrees(program)],
             "command": f"scripts/capture/make_corpus.py --only {model}/{mode}",
             # what graphguard verify gives today, per degree; kept from the previous manifest
             # (tests/cli/capture_corpus.sh fails when a verdict changes, so this stays true)

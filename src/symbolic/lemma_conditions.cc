@@ -814,6 +814,7 @@ std::vector<std::pair<int64_t, int64_t>> ChunkSplit(int64_t n, int64_t world) {
 // Whether ids are already a shard's local ids, masked_fill(i - o, m, 0) as VocabShard writes them:
 // the vocabulary-parallel splits leave those alone (splitting them again would recurse).
 std::optional<double> NumberOf(const EGraph& g, ClassId id);
+bool IsZeroNumber(const EGraph& g, ClassId id);
 
 bool IsShardLocalIds(const EGraph& g, ClassId ids) {
   const OpId masked_fill = *Lang().ops().Find("masked_fill");
@@ -888,6 +889,53 @@ std::optional<ClassId> VocabParallelEmbeddingBwd(EGraph& g, const Bindings& b) {
         AddOp(g, *Lang().ops().Find("embedding_bwd"), {grad, shard.local, AddNum(g, rows)}));
   }
   return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// ---- zeroing by multiplication; lookups at clamped ids (masking.rules) -------------------------
+
+// (mul ?x (div ?m ?one)): ?m a bool mask cast to a float dtype (a bool cast to f32 is written
+// m / 1), broadcasting into a floating ?x (the product has x's type): masked_fill(x, not m, 0).
+std::optional<ClassId> MaskMultiply(EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  const auto& m = TypeOf(g, b.Var("m"));
+  const auto& root = TypeOf(g, b.match().eclass);
+  auto one = NumberOf(g, b.Var("one"));
+  if (!x || !m || !root || m->dtype != ir::DType::kBool || !ir::IsFloatingPoint(x->dtype) ||
+      *root != *x || !one || *one != 1.0 || TypeOf(g, b.Var("one"))) {
+    return std::nullopt;
+  }
+  ClassId kept = AddOp(g, *Lang().ops().Find("not"), {b.Var("m")});
+  return AddOp(g, *Lang().ops().Find("masked_fill"), {b.Var("x"), kept, g.Add(Lang().Flt(0.0))});
+}
+
+// embedding(-of|-bwd-of)-clamped-shard-ids: the ids i - o are clamped into [lo, hi] = [0, b - o -
+// 1] (o, b integral numbers, i integer), hi is a row of the table (?w's rows, or ?n), and the row
+// mask reshapes (i < o) | (i >= b) to i's shape + [1]; the gradient form also needs the zero fill
+// (?z = 0: a masked row adds nothing wherever it lands).
+bool ClampSpansKeptIds(const EGraph& g, const Bindings& b) {
+  auto o = NumberOf(g, b.Var("o")), end = NumberOf(g, b.Var("b"));
+  auto lo = NumberOf(g, b.Var("lo")), hi = NumberOf(g, b.Var("hi"));
+  const auto& ids = TypeOf(g, b.Var("i"));
+  if (!o || !end || !lo || !hi || !ids || ir::IsFloatingPoint(ids->dtype) || *lo != 0.0 ||
+      *o != std::floor(*o) || *end != std::floor(*end) || *hi != *end - *o - 1.0 || *hi < 0.0) {
+    return false;
+  }
+  std::optional<int64_t> rows;
+  if (auto w = MaybeVar(b, "w")) {
+    auto shape = ShapeOf(g, *w);
+    if (shape && !shape->empty()) rows = (*shape)[0];
+  } else {
+    if (!IsZeroNumber(g, b.Var("z"))) return false;
+    rows = IntOf(g, b.Var("n"));
+  }
+  if (!rows || *hi >= static_cast<double>(*rows)) return false;
+  auto id_shape = ShapeOf(g, b.Var("i"));
+  const auto& ss = b.List("ss");
+  if (!id_shape || ss.size() != id_shape->size() + 1 || IntOf(g, ss.back()) != 1) return false;
+  for (size_t k = 0; k < id_shape->size(); ++k) {
+    if (IntOf(g, ss[k]) != (*id_shape)[k]) return false;
+  }
+  return true;
 }
 
 // ---- lookups of split weights (embedding on a dim other than the rows) ------------------------
@@ -1780,6 +1828,7 @@ ConditionTable BuildConditions() {
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);
   t.Add("expand-absorbed", ExpandAbsorbed);
+  t.Add("clamp-spans-kept-ids", ClampSpansKeptIds);
   return t;
 }
 
@@ -1821,6 +1870,7 @@ ApplierTable BuildAppliers() {
   t.Add("sdpa-grouped-heads", SdpaGroupedHeads);
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
+  t.Add("mask-multiply", MaskMultiply);
   return t;
 }
 

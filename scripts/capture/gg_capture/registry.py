@@ -1,5 +1,5 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import dtensor_llama, hf, megatron_cp, megatron_gpt
+from .models import dtensor_llama, hf, megatron_cp, megatron_gpt, torchtitan_llama
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -12,10 +12,23 @@ _PROGRAMS = {
     "dtensor_llama_sp": lambda: dtensor_llama.DTensorLlama(sp=True),
 }
 
+# ---- torchtitan (PyPI torchtitan, its own model code and parallelization) ----------------------
+# torchtitan_llama: the spmd_types backend (torchtitan's default) with complex RoPE, without and
+# with sequence parallelism; _dtensor: the partial_dtensor backend with cos/sin RoPE and sequence
+# parallelism; _tp8: 8 heads at TP 8.
+TORCHTITAN = {
+    "torchtitan_llama": dict(),
+    "torchtitan_llama_sp": dict(sp=True),
+    "torchtitan_llama_dtensor_sp": dict(sp=True, backend="partial_dtensor", rope="cos_sin"),
+    "torchtitan_llama_tp8": dict(degrees=(8,), heads=8, dim=64),
+}
+_PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama(n, **o))
+                  for name, opts in TORCHTITAN.items()})
+
 
 # The models of tests/corpus (make_corpus.py), in order.
 CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral",
-          "dtensor_llama", "dtensor_llama_sp"]
+          "dtensor_llama", "dtensor_llama_sp", *TORCHTITAN]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).
