@@ -607,6 +607,48 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (permute (permute ?x ?ps...) ?qs...): the composed permutation r[i] = ps[qs[i]]; x itself
+// when r is the identity (a movedim undone, as spmd_types' reduce-scatter along a dim does).
+std::optional<ClassId> PermuteTwice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  const auto& qs = b.List("qs");
+  if (!shape || ps.size() != shape->size() || qs.size() != ps.size()) return std::nullopt;
+  const size_t rank = ps.size();
+  std::vector<int64_t> r(rank);
+  bool identity = true;
+  for (size_t i = 0; i < rank; ++i) {
+    auto q = Norm(IntOf(g, qs[i]), rank);
+    if (!q) return std::nullopt;
+    auto p = Norm(IntOf(g, ps[static_cast<size_t>(*q)]), rank);
+    if (!p) return std::nullopt;
+    r[i] = *p;
+    identity = identity && *p == static_cast<int64_t>(i);
+  }
+  if (identity) return b.Var("x");
+  std::vector<ClassId> children{b.Var("x")};
+  for (int64_t d : r) children.push_back(AddNum(g, d));
+  return AddOp(g, Lang().permute, std::move(children));
+}
+
+// (permute (slice ?x ?d ?s ?e) ?ps...): the slice moves to dim j of the permuted x, ps[j] = d.
+std::optional<ClassId> PermuteOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  if (!d) return std::nullopt;
+  std::optional<int64_t> at;
+  for (size_t j = 0; j < ps.size(); ++j) {
+    if (Norm(IntOf(g, ps[j]), shape->size()) == d) at = static_cast<int64_t>(j);
+  }
+  if (!at) return std::nullopt;
+  std::vector<ClassId> args{b.Var("x")};
+  args.insert(args.end(), ps.begin(), ps.end());
+  return AddOp(g, Lang().slice,
+               {AddOp(g, Lang().permute, std::move(args)), AddNum(g, *at), b.Var("s"), b.Var("e")});
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -1871,6 +1913,8 @@ ApplierTable BuildAppliers() {
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
   t.Add("mask-multiply", MaskMultiply);
+  t.Add("permute-twice", PermuteTwice);
+  t.Add("permute-of-slice", PermuteOfSlice);
   return t;
 }
 

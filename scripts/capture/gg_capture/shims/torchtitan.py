@@ -25,7 +25,10 @@ Both are captured. What stands between them and a CPU trace, and what is done ab
      neither on the CPU. create_attention_mask returns a DenseMask (the same mask_mod and sizes)
      instead, and FlexAttention.forward is F.scaled_dot_product_attention with the boolean mask
      the mask_mod gives on broadcast index tensors (the mask is computed inside the graph from
-     the positions). A score_mod or an out_transform (lse epilogue) is refused.
+     the positions), on SDPA's math backend: PyTorch's reference composite (matmul, softmax,
+     matmul), whose backward is that of those operators, where the CPU's fused flash kernel
+     would put an opaque _scaled_dot_product_flash_attention_for_cpu_backward in the joint graph.
+     A score_mod or an out_transform (lse epilogue) is refused.
 Not shimmed but handled by the capture: DTensor buffers (the RoPE cache under partial_dtensor)
 are graph inputs wrapped with DTensor.from_local like the parameters (trace.dtensor_trace), and
 spmd_types-tagged parameters get their placement from their type (trace.spmd_placement).
@@ -84,9 +87,11 @@ def flex_as_sdpa(self, q_BLNH, k_BLNH, v_BLNH, *, attention_masks, score_mod=Non
     if score_mod is not None or out_transform is not None:
         raise NotImplementedError("shims.torchtitan: flex attention with a score_mod or an "
                                   "out_transform has no SDPA form")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = (t.transpose(1, 2) for t in (q_BLNH, k_BLNH, v_BLNH))
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_masks.dense(), scale=scale,
-                                         enable_gqa=enable_gqa)
+    with sdpa_kernel([SDPBackend.MATH]):
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_masks.dense(),
+                                             scale=scale, enable_gqa=enable_gqa)
     return out.transpose(1, 2)
 
 
