@@ -76,7 +76,8 @@ def verify(graphguard, case_dir, degree, numeric=False):
         cmd.append("--no-numeric")
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
-    return first.split(":")[0], first
+    # the verdict word: "REFINES under 3 premises (...): ..." is REFINES (first_line keeps the rest)
+    return (first.split(":")[0].split() or [""])[0], first
 
 
 def verdicts(graphguard, corpus, check):
