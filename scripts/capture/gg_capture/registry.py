@@ -81,6 +81,31 @@ BUGS = {
         "the output layer's gradient of the shared embedding table (its vocabulary shard only) "
         "is not all-reduced over TP", "joint", 2,
         {"bug": "tied_embedding_grad_not_synced", "tie_embeddings": True}),
+    # ---- on real torchtitan (models/torchtitan_llama.py: its config or module instances
+    # changed; the spmd_types backend, whose activations are plain local tensors) ----
+    "torchtitan_1373_grad_not_reduced": (
+        "torchtitan PR #1373 (DeepSeek-V3 with TP: the MLA k_pe gradient not reduced across TP; "
+        "the same pattern as Megatron-LM #1699 / TransformerEngine #1975)",
+        "the attention block takes its replicated input as it comes instead of converting it "
+        "(Invariant -> Replicate), so the backward never all-reduces the partial input gradient "
+        "of the column-parallel q/k/v projections (the forward is unchanged)", "joint", 2,
+        {"program": "torchtitan", "bug": "attention_input_grad_not_reduced"}),
+    "torchtitan_rowwise_output_partial": (
+        "a wrong placement in torchtitan's sharding config (RowwiseParallel's output declared "
+        "Partial -> Invariant; here left Partial)",
+        "feed_forward.w2's output keeps its Partial placement (out_dst_shardings dropped): the "
+        "residual adds each rank's partial sums, no all-reduce", "fwd", 2,
+        {"program": "torchtitan", "bug": "rowwise_output_partial"}),
+    "pytorch_163193_partial_plus_scalar": (
+        "PyTorch issue #163193 (a Partial DTensor plus a scalar added the scalar on every rank)",
+        "a scalar bias added to the row-parallel attention output on each rank's partial sums "
+        "before the all-reduce: TP times the bias", "fwd", 2,
+        {"program": "torchtitan", "patch": "scalar_bias", "bug": "before_reduction"}),
+    "pytorch_165962_max_before_reduction": (
+        "PyTorch PR #165962 (max/min of a Partial DTensor taken before the Partial reduction)",
+        "the attention output shifted by its row max taken on each rank's partial sums before "
+        "the all-reduce", "fwd", 2,
+        {"program": "torchtitan", "patch": "max_shift", "bug": "before_reduction"}),
 }
 
 
@@ -88,8 +113,11 @@ def bug_program(case, buggy):
     opts = dict(BUGS[case][4])
     bug = opts.pop("bug")
     name = f"{case}_{'buggy' if buggy else 'correct'}"
-    if opts.pop("program", None) == "megatron_cp":
+    program = opts.pop("program", None)
+    if program == "megatron_cp":
         return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+    if program == "torchtitan":
+        return torchtitan_llama.TorchtitanLlama(name, bug=bug if buggy else None, **opts)
     sp = opts.pop("sp", False)
     return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None, name=name, **opts)
 

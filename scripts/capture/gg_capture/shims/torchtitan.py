@@ -131,9 +131,13 @@ def parallel_dims(tp, backend="spmd_types"):
 class TrainStep(torch.nn.Module):
     """One rank's torchtitan training step up to the loss, as a module the capture can call:
     forward(tokens, labels, positions=None) builds the attention masks from the positions
-    (model.get_attention_masks, for flex/varlen attention), runs the model and torchtitan's loss
-    (e.g. components.loss.CrossEntropyLoss: its vocabulary-parallel cross entropy when the logits
-    are sharded) inside torchtitan's SPMD context (the spmd_types mesh), as Trainer does."""
+    (model.get_attention_masks: flex attention's causal packed-document mask), runs the model and
+    torchtitan's loss (e.g. components.loss.CrossEntropyLoss: its vocabulary-parallel cross entropy
+    when the logits are sharded) inside torchtitan's SPMD context (the spmd_types mesh), as
+    Trainer does. Without positions the sequence is one document, arange(seq) per sample (what
+    torchtitan's data loaders give an unpacked sample), computed in the graph: given as an input,
+    positions are drawn at random by `graphguard check` (mostly masking whole rows) and the RoPE
+    cache lookup needs the premise positions >= 0."""
 
     def __init__(self, model, loss_fn, dims=None):
         super().__init__()
@@ -141,8 +145,9 @@ class TrainStep(torch.nn.Module):
 
     def forward(self, tokens, labels, positions=None):
         from torchtitan.distributed import utils as dist_utils
+        if positions is None:
+            positions = torch.arange(tokens.shape[1]).expand(tokens.shape)
         with dist_utils.get_spmd_context(parallel_dims=self.dims)():
-            masks = None if positions is None else self.model.get_attention_masks(positions)
-            pred = self.model(tokens, positions, masks)
+            pred = self.model(tokens, positions, self.model.get_attention_masks(positions))
             loss, _ = self.loss_fn(pred, labels)
         return loss
