@@ -15,12 +15,14 @@ _PROGRAMS = {
 # ---- torchtitan (PyPI torchtitan, its own model code and parallelization) ----------------------
 # torchtitan_llama: the spmd_types backend (torchtitan's default) with complex RoPE, without and
 # with sequence parallelism; _dtensor: the partial_dtensor backend with cos/sin RoPE and sequence
-# parallelism; _tp8: 8 heads at TP 8.
+# parallelism; _tp8: 8 heads at TP 8; _gqa: 8 query heads in 2 KV groups (fused QKV per group)
+# at TP 2 (torchtitan needs n_kv_heads divisible by TP: its fused QKV cannot split a group).
 TORCHTITAN = {
     "torchtitan_llama": dict(),
     "torchtitan_llama_sp": dict(sp=True),
     "torchtitan_llama_dtensor_sp": dict(sp=True, backend="partial_dtensor", rope="cos_sin"),
     "torchtitan_llama_tp8": dict(degrees=(8,), heads=8, dim=64),
+    "torchtitan_llama_gqa": dict(degrees=(2,), heads=8, kv_heads=2),
 }
 _PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama(n, **o))
                   for name, opts in TORCHTITAN.items()})
