@@ -1,7 +1,9 @@
 """Check torchtitan's own Llama3 with GraphGuard (README "Check your own model", torchtitan).
 
-    graphguard-capture examples/torchtitan/llama3.py:build --tp 2 --mode joint --set sp=true -o /tmp/titan
-    build/graphguard verify --seq /tmp/titan/seq.json --dist /tmp/titan/dist.json --relations /tmp/titan/spec.rel
+    graphguard-capture examples/torchtitan/llama3.py:build --tp 2 --mode joint --set sp=true \
+        -o /tmp/titan
+    build/graphguard verify --seq /tmp/titan/seq.json --dist /tmp/titan/dist.json \
+        --relations /tmp/titan/spec.rel
 
 torchtitan's debugmodel flavor, cut to `layers` layers, its RoPE cache sized to the sequence (what
 torchtitan's Trainer does for training.seq_len). gg_capture.shims.torchtitan runs it on the CPU:

@@ -9,8 +9,8 @@ joint.
 
 Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel} (a tp<N>.json per degree); the
 TP 1 case verifies seq.json against itself (a single graph is rank 0). The spec does not depend on
-the degree (it is written with `world`). DIR/manifest.json says how each case was made and the verdict
-`graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
+the degree (it is written with `world`). DIR/manifest.json says how each case was made and the
+verdict `graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
 """
 import argparse
 import json

@@ -4,8 +4,8 @@ The model is torchtitan.models.llama3.Llama3Model built from its config with tor
 builder (_build_llama3_layers: fused QKV laid out per KV-head group, RMSNorm, SwiGLU FFN, flex
 attention, complex or cos/sin RoPE), at a tiny size. A distributed rank declares the sharding with
 torchtitan's set_llama3_sharding_config (sp: SequenceParallel norms and Shard(1) activations
-between the blocks) and calls the model's own Module.parallelize(ParallelDims) under the "spmd_types"
-(torchtitan's default) or "partial_dtensor" backend. The loss is torchtitan's CrossEntropyLoss
+between the blocks) and calls the model's own Module.parallelize(ParallelDims) under the
+"spmd_types" (torchtitan's default) or "partial_dtensor" backend. The loss is torchtitan's CrossEntropyLoss
 (sum over tokens): its vocabulary-parallel _LossParallelCrossEntropy on the lm_head's vocabulary
 shards at TP > 1. The embedding is torchtitan's vocabulary-parallel Embedding (out-of-shard
 tokens clamped and their rows multiplied by a 0/1 mask). What runs it on the CPU is

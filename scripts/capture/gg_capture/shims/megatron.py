@@ -20,9 +20,9 @@ Obstacles and what is done about each:
      torch.distributed.all_reduce(t) / all_gather_into_tensor(out, t) / reduce_scatter_tensor(
      out, t), which make_fx records as c10d.allreduce_ & co. (no value semantics, and GraphGuard
      reads _c10d_functional). They are replaced by the functional collectives plus a copy_ into
-     the destination, which trace.out_of_place turns into a value (aten.copy); async_op=True
-     (the backward's overlapped all-reduce / reduce-scatter) gets a handle whose wait() is a
-     no-op, the value being in place already.
+     the destination (functional_dist.py), which trace.out_of_place turns into a value
+     (aten.copy); async_op=True (the backward's overlapped all-reduce / reduce-scatter) gets a
+     handle whose wait() is a no-op, the value being in place already.
   5. make_viewless_tensor: `out = torch.empty((1,)); out.data = inp.data` swaps the storage behind
      autograd's and make_fx's back: the graph reads the empty [1] tensor (a shape error in
      verify). A value graph has no views to drop, so the kernel returns its input.

@@ -1,4 +1,4 @@
-"""Run torchtitan's own models and tensor parallelism on the CPU over gg_capture's fake process group.
+"""Run torchtitan's own models and tensor parallelism on the CPU over gg_capture's fake group.
 
 torchtitan (tested with 0.3.0, the PyPI release, and torch 2.13) builds a model from its config
 (e.g. Llama3Model.Config), declares each module's sharding in its config
@@ -12,9 +12,10 @@ backends for the tensor-parallel axis:
                      collectives, autograd Functions calling torch.distributed in place.
 Both are captured. What stands between them and a CPU trace, and what is done about each
 (apply() installs 1-3, process-wide and idempotently: a capture process only):
-  1. the device: torchtitan.tools.utils picks "cuda" when no accelerator is present, and
-     ParallelDims builds its DeviceMesh on it (distribute_tensor then moves every parameter to
-     CUDA). The modules that bound the name at import see "cpu" instead.
+  1. the device: torchtitan.tools.utils picks the accelerator, or "cuda" when there is none,
+     and ParallelDims builds its DeviceMesh on it (distribute_tensor then moves every parameter
+     there). The capture runs on the CPU wherever it runs: the modules that bound the name at
+     import see "cpu" instead.
   2. in-place collectives: spmd_types calls torch.distributed.all_reduce(t) /
      all_gather_into_tensor(out, t) / reduce_scatter_tensor(out, t) through its documented hook
      spmd_types.set_dist(module). It is given torch.distributed with those calls replaced by the
@@ -35,7 +36,7 @@ spmd_types-tagged parameters get their placement from their type (trace.spmd_pla
 
 What is not captured: torchtitan's parallelize_llama also applies FSDP (fully_shard, even at
 data-parallel degree 1), activation checkpointing and torch.compile; they are not tensor
-parallelism, so build() calls the model's own Module.parallelize(parallel_dims), which is what
+parallelism, so a factory calls the model's own Module.parallelize(parallel_dims), which is what
 parallelize_llama calls for TP. Decoder.Config.update_from_config imports torchtitan's trainer
 (tensorboard, wandb, torchdata): set_llama3_sharding_config, which it calls, is used instead.
 """
@@ -46,9 +47,7 @@ from . import functional_dist
 
 
 def _set_cpu_device():
-    """Shim 1: torchtitan's device name is "cpu" where no accelerator is present."""
-    if torch._utils._get_available_device_type() is not None:
-        return
+    """Shim 1: torchtitan's device name is "cpu"."""
     import importlib
     for name in ("torchtitan.tools.utils", "torchtitan.distributed.parallel_dims",
                  "torchtitan.distributed.utils", "torchtitan.models.common.token_dispatcher"):
