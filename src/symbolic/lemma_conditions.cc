@@ -662,6 +662,48 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (permute (permute ?x ?ps...) ?qs...): the composed permutation r[i] = ps[qs[i]]; x itself
+// when r is the identity (a movedim undone, as spmd_types' reduce-scatter along a dim does).
+std::optional<ClassId> PermuteTwice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  const auto& qs = b.List("qs");
+  if (!shape || ps.size() != shape->size() || qs.size() != ps.size()) return std::nullopt;
+  const size_t rank = ps.size();
+  std::vector<int64_t> r(rank);
+  bool identity = true;
+  for (size_t i = 0; i < rank; ++i) {
+    auto q = Norm(IntOf(g, qs[i]), rank);
+    if (!q) return std::nullopt;
+    auto p = Norm(IntOf(g, ps[static_cast<size_t>(*q)]), rank);
+    if (!p) return std::nullopt;
+    r[i] = *p;
+    identity = identity && *p == static_cast<int64_t>(i);
+  }
+  if (identity) return b.Var("x");
+  std::vector<ClassId> children{b.Var("x")};
+  for (int64_t d : r) children.push_back(AddNum(g, d));
+  return AddOp(g, Lang().permute, std::move(children));
+}
+
+// (permute (slice ?x ?d ?s ?e) ?ps...): the slice moves to dim j of the permuted x, ps[j] = d.
+std::optional<ClassId> PermuteOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  if (!d) return std::nullopt;
+  std::optional<int64_t> at;
+  for (size_t j = 0; j < ps.size(); ++j) {
+    if (Norm(IntOf(g, ps[j]), shape->size()) == d) at = static_cast<int64_t>(j);
+  }
+  if (!at) return std::nullopt;
+  std::vector<ClassId> args{b.Var("x")};
+  args.insert(args.end(), ps.begin(), ps.end());
+  return AddOp(g, Lang().slice,
+               {AddOp(g, Lang().permute, std::move(args)), AddNum(g, *at), b.Var("s"), b.Var("e")});
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -896,6 +938,7 @@ std::vector<std::pair<int64_t, int64_t>> ChunkSplit(int64_t n, int64_t world) {
 // Whether ids are already a shard's local ids, masked_fill(i - o, m, 0) as VocabShard writes them:
 // the vocabulary-parallel splits leave those alone (splitting them again would recurse).
 std::optional<double> NumberOf(const EGraph& g, ClassId id);
+bool IsZeroNumber(const EGraph& g, ClassId id);
 
 bool IsShardLocalIds(const EGraph& g, ClassId ids) {
   const OpId masked_fill = *Lang().ops().Find("masked_fill");
@@ -970,6 +1013,53 @@ std::optional<ClassId> VocabParallelEmbeddingBwd(EGraph& g, const Bindings& b) {
         AddOp(g, *Lang().ops().Find("embedding_bwd"), {grad, shard.local, AddNum(g, rows)}));
   }
   return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// ---- zeroing by multiplication; lookups at clamped ids (masking.rules) -------------------------
+
+// (mul ?x (div ?m ?one)): ?m a bool mask cast to a float dtype (a bool cast to f32 is written
+// m / 1), broadcasting into a floating ?x (the product has x's type): masked_fill(x, not m, 0).
+std::optional<ClassId> MaskMultiply(EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  const auto& m = TypeOf(g, b.Var("m"));
+  const auto& root = TypeOf(g, b.match().eclass);
+  auto one = NumberOf(g, b.Var("one"));
+  if (!x || !m || !root || m->dtype != ir::DType::kBool || !ir::IsFloatingPoint(x->dtype) ||
+      *root != *x || !one || *one != 1.0 || TypeOf(g, b.Var("one"))) {
+    return std::nullopt;
+  }
+  ClassId kept = AddOp(g, *Lang().ops().Find("not"), {b.Var("m")});
+  return AddOp(g, *Lang().ops().Find("masked_fill"), {b.Var("x"), kept, g.Add(Lang().Flt(0.0))});
+}
+
+// embedding(-of|-bwd-of)-clamped-shard-ids: the ids i - o are clamped into [lo, hi] = [0, b - o -
+// 1] (o, b integral numbers, i integer), hi is a row of the table (?w's rows, or ?n), and the row
+// mask reshapes (i < o) | (i >= b) to i's shape + [1]; the gradient form also needs the zero fill
+// (?z = 0: a masked row adds nothing wherever it lands).
+bool ClampSpansKeptIds(const EGraph& g, const Bindings& b) {
+  auto o = NumberOf(g, b.Var("o")), end = NumberOf(g, b.Var("b"));
+  auto lo = NumberOf(g, b.Var("lo")), hi = NumberOf(g, b.Var("hi"));
+  const auto& ids = TypeOf(g, b.Var("i"));
+  if (!o || !end || !lo || !hi || !ids || ir::IsFloatingPoint(ids->dtype) || *lo != 0.0 ||
+      *o != std::floor(*o) || *end != std::floor(*end) || *hi != *end - *o - 1.0 || *hi < 0.0) {
+    return false;
+  }
+  std::optional<int64_t> rows;
+  if (auto w = MaybeVar(b, "w")) {
+    auto shape = ShapeOf(g, *w);
+    if (shape && !shape->empty()) rows = (*shape)[0];
+  } else {
+    if (!IsZeroNumber(g, b.Var("z"))) return false;
+    rows = IntOf(g, b.Var("n"));
+  }
+  if (!rows || *hi >= static_cast<double>(*rows)) return false;
+  auto id_shape = ShapeOf(g, b.Var("i"));
+  const auto& ss = b.List("ss");
+  if (!id_shape || ss.size() != id_shape->size() + 1 || IntOf(g, ss.back()) != 1) return false;
+  for (size_t k = 0; k < id_shape->size(); ++k) {
+    if (IntOf(g, ss[k]) != (*id_shape)[k]) return false;
+  }
+  return true;
 }
 
 // ---- lookups of split weights (embedding on a dim other than the rows) ------------------------
@@ -1865,6 +1955,7 @@ ConditionTable BuildConditions() {
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);
   t.Add("expand-absorbed", ExpandAbsorbed);
+  t.Add("clamp-spans-kept-ids", ClampSpansKeptIds);
   return t;
 }
 
@@ -1909,6 +2000,9 @@ ApplierTable BuildAppliers() {
   t.Add("sdpa-grouped-heads", SdpaGroupedHeads);
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
+  t.Add("mask-multiply", MaskMultiply);
+  t.Add("permute-twice", PermuteTwice);
+  t.Add("permute-of-slice", PermuteOfSlice);
   return t;
 }
 

@@ -537,6 +537,19 @@ Outputs MaskedFill(const LowerContext& l) {
   return One(l.Op("masked_fill", {l.T("self"), l.T("mask"), l.T("value")}));
 }
 
+// clamp(x, lo, hi) with both bounds numbers, lo <= hi, integral ones on integer x (a missing or
+// fractional bound, which ATen's type promotion would make float, stays opaque).
+Outputs Clamp(const LowerContext& l) {
+  if (l.IsNone("min") || l.IsNone("max")) throw NotCovered{};
+  const double lo = l.F("min"), hi = l.F("max");
+  if (lo > hi) throw NotCovered{};
+  if (!ir::IsFloatingPoint(l.InType("self").dtype) &&
+      (lo != std::floor(lo) || hi != std::floor(hi))) {
+    throw NotCovered{};
+  }
+  return One(l.Op("clamp", {l.T("self"), l.Fl(lo), l.Fl(hi)}));
+}
+
 Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
 Outputs Eq(const LowerContext& l) { return One(l.Op("eq", {l.T("self"), l.T("other")})); }
 Outputs Ge(const LowerContext& l) { return One(l.Op("ge", {l.T("self"), l.T("other")})); }
@@ -1283,6 +1296,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"bitwise_or", BitwiseOr},
       {"bmm", Bmm},
       {"cat", Cat},
+      {"clamp", Clamp},
       {"conj_physical", ConjPhysical},
       {"copy", Copy},
       {"div", Div},

@@ -5,8 +5,8 @@
 # with .venv (torch), regenerating one case gives byte-identical files. Without .venv the
 # regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check` and `graphguard
 # verify` with its numeric evidence give the verdicts the manifest records (FAILS, VIOLATION) for
-# one forward case and the gradient cases that the symbolic engine cannot relate (about 30 s; the
-# whole columns: make_bugs.py --checks GRAPHGUARD --check).
+# one forward case and the gradient cases that the symbolic engine cannot relate, one of them on
+# real torchtitan (about 40 s; the whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -17,7 +17,7 @@ python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --verdicts
 if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
-    --only tied_embedding_grad_sync
+    --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

@@ -5,9 +5,11 @@
 #      programs; a known limitation is recorded there with verify's first line, never hidden);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
 #   3. with .venv (torch): regenerating megatron_gpt_sp/fwd, hf_mixtral/joint (transformers'
-#      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward)
-#      and dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
-#      DTensor's collectives, the spec from parameter and gradient placements) gives
+#      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward),
+#      dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
+#      DTensor's collectives, the spec from parameter and gradient placements) and
+#      torchtitan_llama_sp/joint (real torchtitan under its spmd_types backend: shims/torchtitan.py,
+#      spmd_types' in-place collectives made functional, the spec from spmd_types types) gives
 #      byte-identical files.
 # Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
 set -euo pipefail
@@ -29,7 +31,7 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_corpus: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint)
+CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint torchtitan_llama_sp/joint)
 "$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" "${CASES[@]/#/--only=}" 2>/dev/null
 for c in "${CASES[@]}"; do
   diff -r "$CORPUS/$c" "$TMP/corpus/$c"

@@ -23,6 +23,10 @@ The factory contract. A factory is any callable, named on the command line as MO
   plan     a torch.distributed.tensor.parallel plan (module FQN -> ColwiseParallel(), ...) that
            capture applies with parallelize_module on a 1-D mesh over the fake group when
            tp.size > 1; placements are then read from the DTensors.
+  A model the factory parallelized itself needs no plan: DTensor parameters and buffers are
+  read as above, and local shards typed by spmd_types (V + PartitionSpec, R, I, P) get their
+  type's placement. torchtitan's own Module.parallelize does either (its partial_dtensor and
+  spmd_types backends); gg_capture.shims.torchtitan runs it on the CPU (examples/torchtitan).
 
 gg_capture.Model(module, inputs, plan=None, input_placements=None, output_placements=None,
 loss_parallel=False) says more: placements are "replicate", "partial" or "shard(d)";
@@ -203,7 +207,8 @@ class UserProgram(Program):
         probe = self._call(tpmod.TP())
         self.dtensor = probe.plan is not None
         self.plan = ("a DTensor plan applied with parallelize_module" if self.dtensor else
-                     "gg_capture tensor-parallel layers") + " (a user factory)"
+                     "gg_capture tensor-parallel layers, or a model the factory parallelized "
+                     "(DTensor or spmd_types placements)") + " (a user factory)"
         self._model = None
 
     def _call(self, tp):

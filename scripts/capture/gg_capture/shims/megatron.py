@@ -20,9 +20,9 @@ Obstacles and what is done about each:
      torch.distributed.all_reduce(t) / all_gather_into_tensor(out, t) / reduce_scatter_tensor(
      out, t), which make_fx records as c10d.allreduce_ & co. (no value semantics, and GraphGuard
      reads _c10d_functional). They are replaced by the functional collectives plus a copy_ into
-     the destination, which trace.out_of_place turns into a value (aten.copy); async_op=True
-     (the backward's overlapped all-reduce / reduce-scatter) gets a handle whose wait() is a
-     no-op, the value being in place already.
+     the destination (functional_dist.py), which trace.out_of_place turns into a value
+     (aten.copy); async_op=True (the backward's overlapped all-reduce / reduce-scatter) gets a
+     handle whose wait() is a no-op, the value being in place already.
   5. make_viewless_tensor: `out = torch.empty((1,)); out.data = inp.data` swaps the storage behind
      autograd's and make_fx's back: the graph reads the empty [1] tensor (a shape error in
      verify). A value graph has no views to drop, so the kernel returns its input.
@@ -66,6 +66,9 @@ A factory (graphguard-capture mgpt:build --tp 2 --mode fwd):
 import contextlib
 
 import torch
+
+# shim 4 (also used by shims/torchtitan.py through spmd_types.set_dist)
+from .functional_dist import all_gather_into_tensor, all_reduce, reduce_scatter_tensor
 
 
 class CpuRNGStatesTracker:
@@ -125,54 +128,6 @@ def model_parallel_manual_seed(seed):
     tracker.add(random.get_expert_parallel_rng_tracker_name(), seed + 2718 + 100 + tp_rank)
     tracker.add(random.get_data_parallel_rng_tracker_name(), seed)
     return tracker
-
-
-_OPS = {"SUM": "sum", "MAX": "max", "MIN": "min", "AVG": "avg", "PRODUCT": "product"}
-
-
-def _op_name(op):
-    import torch.distributed as dist
-    for name, value in _OPS.items():
-        if op == getattr(dist.ReduceOp, name):
-            return value
-    raise ValueError(f"shims.megatron: reduce op {op} has no functional collective")
-
-
-class _Done:
-    """The work handle of an async_op=True call: the value is already in place (the functional
-    collective and its copy_ are recorded where the call is), so wait() has nothing to do."""
-
-    def wait(self):
-        return True
-
-
-def _handle(async_op):
-    return _Done() if async_op else None
-
-
-def all_reduce(tensor, op=None, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    tensor.copy_(fc.all_reduce(tensor, _op_name(op if op is not None else dist.ReduceOp.SUM),
-                               group or dist.group.WORLD))
-    return _handle(async_op)
-
-
-def all_gather_into_tensor(output, input_, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    gather = getattr(fc, "all_gather_single", fc.all_gather_tensor)  # torch 2.13's name
-    output.copy_(gather(input_.contiguous(), 0, group or dist.group.WORLD))
-    return _handle(async_op)
-
-
-def reduce_scatter_tensor(output, input_, op=None, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    op = _op_name(op if op is not None else dist.ReduceOp.SUM)
-    scatter = getattr(fc, "reduce_scatter_single", fc.reduce_scatter_tensor)
-    output.copy_(scatter(input_.contiguous(), op, 0, group or dist.group.WORLD))
-    return _handle(async_op)
 
 
 def sp_norm(cls, config, hidden_size, eps=1e-5, **unused):

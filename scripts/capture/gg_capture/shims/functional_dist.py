@@ -1,0 +1,85 @@
+"""torch.distributed's in-place collectives written with the functional collectives.
+
+Libraries call torch.distributed.all_reduce(t) / all_gather_into_tensor(out, t) /
+reduce_scatter_tensor(out, t), which make_fx records as c10d.allreduce_ & co.: no value semantics,
+and GraphGuard reads _c10d_functional. Each function here has the same signature and computes the
+functional collective, then copy_'s it into the destination, which trace.out_of_place turns into
+a value (aten.copy). async_op=True gets a handle whose wait() is a no-op (the value is in place
+already). module() is torch.distributed with these in place of its own, for libraries that take
+a dist module (spmd_types.set_dist); shims/megatron.py installs them into megatron-core.
+"""
+import types
+
+import torch
+
+_OPS = {"SUM": "sum", "MAX": "max", "MIN": "min", "AVG": "avg", "PRODUCT": "product"}
+
+
+def _op_name(op):
+    import torch.distributed as dist
+    if op is None:
+        return "sum"
+    for name, value in _OPS.items():
+        if op == getattr(dist.ReduceOp, name):
+            return value
+    raise ValueError(f"functional_dist: reduce op {op} has no functional collective")
+
+
+def _group(group):
+    import torch.distributed as dist
+    return group or dist.group.WORLD
+
+
+class _Done:
+    """The work handle of an async_op=True call: the value is already in place (the functional
+    collective and its copy_ are recorded where the call is), so wait() has nothing to do."""
+
+    def wait(self):
+        return True
+
+
+def _handle(async_op):
+    return _Done() if async_op else None
+
+
+def _gather(x, dim, group):
+    import torch.distributed._functional_collectives as fc
+    gather = getattr(fc, "all_gather_single", fc.all_gather_tensor)  # torch 2.13's name
+    return gather(x.contiguous(), dim, _group(group))
+
+
+def all_reduce(tensor, op=None, group=None, async_op=False):
+    import torch.distributed._functional_collectives as fc
+    tensor.copy_(fc.all_reduce(tensor, _op_name(op), _group(group)))
+    return _handle(async_op)
+
+
+def all_gather_into_tensor(output, input_, group=None, async_op=False):
+    output.copy_(_gather(input_, 0, group))
+    return _handle(async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """torch.distributed.all_gather: every rank's tensor into tensor_list (same shapes)."""
+    gathered = _gather(tensor, 0, group)
+    for k, piece in enumerate(torch.chunk(gathered, len(tensor_list), dim=0)):
+        tensor_list[k].copy_(piece.view_as(tensor_list[k]))
+    return _handle(async_op)
+
+
+def reduce_scatter_tensor(output, input_, op=None, group=None, async_op=False):
+    import torch.distributed._functional_collectives as fc
+    scatter = getattr(fc, "reduce_scatter_single", fc.reduce_scatter_tensor)
+    output.copy_(scatter(input_.contiguous(), _op_name(op), 0, _group(group)))
+    return _handle(async_op)
+
+
+def module():
+    """A module that is torch.distributed except for the collectives above."""
+    import torch.distributed as dist
+    wrapped = types.ModuleType("gg_capture.functional_dist")
+    wrapped.__dict__.update({k: v for k, v in vars(dist).items() if not k.startswith("__")})
+    wrapped.all_reduce, wrapped.all_gather = all_reduce, all_gather
+    wrapped.all_gather_into_tensor = all_gather_into_tensor
+    wrapped.reduce_scatter_tensor = reduce_scatter_tensor
+    return wrapped
