@@ -13,7 +13,7 @@ import torch
 from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import fakedist, fxjson, tp as tpmod
+from . import fakedist, fxjson, shims, tp as tpmod
 
 
 # Backward operators GraphGuard's registry lacks, written with ones it has: slice_backward (the
@@ -177,8 +177,9 @@ def trace_rank(program, world, rank, mode):
     assert mode in ("fwd", "joint")
     trace = dtensor_trace if getattr(program, "dtensor", False) else _trace
     if world == 1:
-        return trace(program, tpmod.TP(), mode, {})
-    with fakedist.fake_world(world, rank) as world_group:
+        with shims.rank(1):  # a library's CPU shims (shims/), where the program imported one
+            return trace(program, tpmod.TP(), mode, {})
+    with fakedist.fake_world(world, rank) as world_group, shims.rank(world):
         tp = program.make_tp(world, rank, world_group)
         return trace(program, tp, mode, None, rank)
 
@@ -227,7 +228,7 @@ def scalar_constants(gm):
 
 def _trace(program, tp, mode, groups, rank=0):
     torch.manual_seed(0)
-    model = program.build(tp)
+    model = shims.annotate(program.build(tp))  # placements a library records its own way
     model.train(False)
     data = program.data(tp)
     named = list(model.named_parameters())
