@@ -25,14 +25,16 @@ class GPTLoss(torch.nn.Module):
         return self.gpt(input_ids, position_ids, None, labels=labels).mean()
 
 
-def build(tp, sp=False, layers=1, hidden=32, heads=4, ffn=None, vocab=64, seq=8, batch=1):
+def build(tp, sp=False, layers=1, hidden=32, heads=4, ffn=None, vocab=64, seq=8, batch=1,
+          parallel_output=True):
     parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp.size)
     model_parallel_cuda_manual_seed(0)
     config = TransformerConfig(
         num_layers=layers, hidden_size=hidden, num_attention_heads=heads,
         ffn_hidden_size=ffn, tensor_model_parallel_size=tp.size,
         sequence_parallel=sp and tp.size > 1, use_cpu_initialization=True)
-    gpt = GPTModel(config, get_gpt_layer_local_spec(), vocab_size=vocab, max_sequence_length=seq)
+    gpt = GPTModel(config, get_gpt_layer_local_spec(), vocab_size=vocab, max_sequence_length=seq,
+                   parallel_output=parallel_output)
     inputs = {"input_ids": torch.randint(0, vocab, (batch, seq)),
               "position_ids": torch.arange(seq).unsqueeze(0).expand(batch, seq),
               "labels": torch.randint(0, vocab, (batch, seq))}

@@ -27,12 +27,14 @@ MODES = ("fwd", "joint")
 
 def versions():
     import torch
-    try:
-        import transformers
-        tv = transformers.__version__
-    except ImportError:
-        tv = None
-    return {"torch": torch.__version__.split("+")[0], "transformers": tv}
+    from importlib.metadata import PackageNotFoundError, version
+    found = {"torch": torch.__version__.split("+")[0]}
+    for package in ("transformers", "megatron-core"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
 
 
 def make_case(model, mode, out_dir):
@@ -43,7 +45,7 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "seq.json"), "w") as f:
         f.write(fxjson.program_text([seq.graph]))
     rank0 = None
-    for world in DEGREES:
+    for world in degrees(program):
         ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
         groups = {}
         for r in ranks:
@@ -54,6 +56,11 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "spec.rel"), "w") as f:
         f.write(spec.spec_text(f"{program.name}: {program.plan}", rank0))
     return program
+
+
+def degrees(program):
+    """The TP degrees D is captured at (besides TP 1): the program's own, else DEGREES."""
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def verify(graphguard, case_dir, degree, numeric=False):
@@ -119,7 +126,7 @@ def main(argv=None):
         prev = old.get((model, mode), {})
         entries[(model, mode)] = {
             **program.describe(), "model": model, "mode": mode,
-            "degrees": [1, *DEGREES],
+            "degrees": [1, *degrees(program)],
             "command": f"scripts/capture/make_corpus.py --only {model}/{mode}",
             # what graphguard verify gives today, per degree; kept from the previous manifest
             # (tests/cli/capture_corpus.sh fails when a verdict changes, so this stays true)

@@ -8,7 +8,9 @@
 #      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward)
 #      and dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
 #      DTensor's collectives, the spec from parameter and gradient placements) gives
-#      byte-identical files.
+#      byte-identical files; with megatron-core installed, mcore_gpt_sp/joint too (real
+#      megatron-core through gg_capture's shims, its hand-written cross-entropy backward
+#      functionalized, autograd's as_strided views written as plain views).
 # Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
 set -euo pipefail
 GG=$1
@@ -30,6 +32,11 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   exit 0
 fi
 CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint)
+if "$PY" -c 'import megatron.core' 2>/dev/null; then
+  CASES+=(mcore_gpt_sp/joint)
+else
+  echo "capture_corpus: megatron-core not installed: mcore_gpt_sp/joint not regenerated"
+fi
 "$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" "${CASES[@]/#/--only=}" 2>/dev/null
 for c in "${CASES[@]}"; do
   diff -r "$CORPUS/$c" "$TMP/corpus/$c"
