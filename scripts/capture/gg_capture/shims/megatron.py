@@ -53,6 +53,12 @@ obstacle to running megatron's code on the CPU under make_fx; none changes what 
      built with its weights marked sequence_parallel (megatron's attribute, which
      finalize_model_grads all-reduces over the TP group; the joint capture does the same).
 
+Not a shim, because it is not megatron's: its vocabulary-parallel cross entropy's hand-written
+backward writes in place through views of the saved softmax (`grad_2d[arange, target] -= ...`,
+`grad_input.mul_(...)`), and autograd's backward of its in-place attention mask reads the scores
+through as_strided. The capture handles both for any program (trace.py: functionalize,
+plain_strided_views), so the joint graph holds megatron's own backward.
+
 Placements (mark_placements, called by gg_capture on the module a factory returns): a parameter
 with megatron's tensor_model_parallel attribute is shard(partition_dim) (megatron's fused QKV is
 laid out per head group, so the plain shard is right); one with sequence_parallel has its
