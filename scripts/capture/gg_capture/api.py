@@ -202,8 +202,9 @@ class UserProgram(Program):
         # and the kind (tp.py layers or a DTensor plan) is known before trace_rank picks a tracer.
         probe = self._probe()
         self.dtensor = probe.plan is not None
+        layers = shims.layers(probe.module) or "gg_capture tensor-parallel layers"
         self.plan = ("a DTensor plan applied with parallelize_module" if self.dtensor else
-                     "gg_capture tensor-parallel layers") + " (a user factory)"
+                     layers) + " (a user factory)"
         self._model = None
 
     def _probe(self):

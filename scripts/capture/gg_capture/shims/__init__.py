@@ -7,7 +7,8 @@ user's factory, and only for a library the captured program has imported:
   annotate(model)  on the module built for a rank: placements from the library's own parameter
                    attributes
 
-One module per library, each with loaded(), apply(), rank(world) and mark_placements(model):
+One module per library, each with loaded(), apply(), rank(world), layers(model) and
+mark_placements(model):
 megatron.py (megatron-core; its docstring lists every obstacle and what is done about it).
 """
 import contextlib
@@ -29,6 +30,16 @@ def rank(world):
             lib.apply()
             stack.enter_context(lib.rank(world))
         yield
+
+
+def layers(model):
+    """What the model's tensor-parallel layers are, when a library built them ("megatron-core
+    0.19.2's tensor-parallel layers"); None otherwise."""
+    for lib in loaded():
+        named = lib.layers(model)
+        if named:
+            return named
+    return None
 
 
 def annotate(model):

@@ -308,6 +308,18 @@ def rank(world):
             dist.destroy_process_group()
 
 
+def layers(model):
+    """What built the model's tensor-parallel layers, when megatron did (some parameter has its
+    tensor_model_parallel attribute): "megatron-core VERSION's tensor-parallel layers"; else None."""
+    if not any(hasattr(p, "tensor_model_parallel") for p in model.parameters()):
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return f"megatron-core {version('megatron-core')}'s tensor-parallel layers"
+    except PackageNotFoundError:
+        return "megatron-core's tensor-parallel layers"
+
+
 def mark_placements(model):
     """gg_capture's placements from megatron's own parameter attributes (see the module
     docstring); parameters without them keep what they have (replicated by default)."""
