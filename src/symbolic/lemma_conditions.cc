@@ -627,6 +627,80 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// The dims of a permute (?ps), normalized against the rank of its input ?x; nullopt unless they are
+// a permutation of [0, rank).
+std::optional<std::vector<int64_t>> PermuteDims(const EGraph& g, ClassId x,
+                                                const std::vector<ClassId>& ps) {
+  auto shape = ShapeOf(g, x);
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  std::vector<int64_t> dims;
+  std::vector<bool> seen(ps.size(), false);
+  for (ClassId p : ps) {
+    auto d = Norm(IntOf(g, p), shape->size());
+    if (!d || seen[static_cast<size_t>(*d)]) return std::nullopt;
+    seen[static_cast<size_t>(*d)] = true;
+    dims.push_back(*d);
+  }
+  return dims;
+}
+
+// (permute ?x ?ps...) with ?ps the identity [0, 1, ..., n-1].
+bool PermuteIsIdentity(const EGraph& g, const Bindings& b) {
+  auto dims = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!dims) return false;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((*dims)[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// (permute (permute ?x ?ps...) ?qs...): permute(x, p) has dim i = x's dim p[i], so permuting it by
+// q gives dim i = x's dim p[q[i]]: (permute ?x r...), r[i] = p[q[i]].
+std::optional<ClassId> PermuteOfPermute(EGraph& g, const Bindings& b) {
+  auto p = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!p) return std::nullopt;
+  auto inner = ShapeOf(g, b.Var("x"));
+  const auto& qs = b.List("qs");
+  if (qs.size() != p->size()) return std::nullopt;
+  std::vector<ClassId> children{b.Var("x")};
+  for (ClassId q : qs) {
+    auto d = Norm(IntOf(g, q), inner->size());
+    if (!d) return std::nullopt;
+    children.push_back(AddNum(g, (*p)[static_cast<size_t>(*d)]));
+  }
+  return AddOp(g, Lang().permute, std::move(children));
+}
+
+// (reshape ?x ?ss...) where the reshape's class or ?x's holds a tensor D computes (a leaf):
+// ?x = reshape(the reshape's class, shape of ?x), written into ?x's class (a reshape is undone by
+// reshaping back). Where D computes a value only inside a reshape (a bmm over heads merged with the
+// batch, [b * h_r, s, d], whose [b, h_r, s, d] matmul the lemmas lift), this names the lifted value
+// through the D tensor, the form a relation needs; where D's tensor is reshaped ([b * h_r, s, d]
+// read as [b, h_r, s, d]), D's tensor becomes a merging reshape that transposes and permutes move
+// through. Classes without a D tensor get nothing: doubling every reshape would buy nothing
+// extraction can use.
+std::optional<ClassId> ReshapeInverseOfLeaf(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  const ClassId root = g.Find(b.match().eclass);
+  if (analysis == nullptr) return std::nullopt;
+  auto holds_d = [&](ClassId c) {
+    for (const ENode& node : g.Nodes(c)) {
+      if (node.op == Lang().tensor &&
+          analysis->leaves().at(node.payload).side == TensorLeaf::Side::kDist) {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape || (!holds_d(root) && !holds_d(b.Var("x")))) return std::nullopt;
+  std::vector<ClassId> back{root};
+  for (int64_t n : *shape) back.push_back(AddNum(g, n));
+  g.Union(b.Var("x"), AddOp(g, Lang().reshape, std::move(back)),
+          g.InternReason("reshape-inverse-of-leaf"));
+  return std::nullopt;
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -1807,6 +1881,7 @@ ConditionTable BuildConditions() {
   });
   t.Add("same-shape", SameShape);
   t.Add("reshape-is-identity", ReshapeIsIdentity);
+  t.Add("permute-is-identity", PermuteIsIdentity);
   t.Add("slice-is-full", SliceIsFull);
   t.Add("dims-differ", DimsDiffer);
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
@@ -1848,6 +1923,8 @@ ApplierTable BuildAppliers() {
   t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
+  t.Add("permute-of-permute", PermuteOfPermute);
+  t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);

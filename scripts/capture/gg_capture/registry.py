@@ -72,11 +72,14 @@ BUGS = {
 
 
 # ---- real megatron-core (models/megatron_core.py: examples/megatron_core/gpt.py's factory) -----
-# Corpus cases: the factory's tiny GPT (1 layer, hidden 32, 4 heads, vocabulary 64, sequence 8)
-# without and with sequence parallelism at TP 1/2/4, and with 8 heads (hidden 64) at TP 8 too.
+# Corpus cases: the factory's tiny GPT (1 layer, hidden 32, 4 heads, vocabulary 64, sequence 8,
+# batch 1) at TP 1/2/4; with sequence parallelism and a batch of 2 (8 heads, hidden 64: two heads
+# per rank at TP 4, the attention's batch-merged heads interleaved) at TP 1/2/4; and with 8 heads
+# (hidden 64) at TP 8 too.
 _PROGRAMS.update({
     "mcore_gpt": lambda: megatron_core.MegatronCoreGPT("mcore_gpt"),
-    "mcore_gpt_sp": lambda: megatron_core.MegatronCoreGPT("mcore_gpt_sp", sp=True),
+    "mcore_gpt_sp": lambda: megatron_core.MegatronCoreGPT(
+        "mcore_gpt_sp", sp=True, batch=2, heads=8, hidden=64),
     "mcore_gpt_h8": lambda: megatron_core.MegatronCoreGPT(
         "mcore_gpt_h8", degrees=(2, 4, 8), heads=8, hidden=64),
 })
