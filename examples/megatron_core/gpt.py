@@ -3,7 +3,10 @@
 megatron-core's own GPTModel (the local layer spec: torch LayerNorm, megatron's column- and
 row-parallel linears, its dot-product attention and its vocabulary-parallel cross entropy), set up
 as in a real run. Nothing here knows about GraphGuard's CPU capture: gg_capture applies its
-megatron shims (scripts/capture/gg_capture/shims/megatron.py) by itself.
+megatron shims (scripts/capture/gg_capture/shims/megatron.py) by itself. Config (--set k=v): sp
+(sequence parallelism), the sizes, and parallel_output=false, with which megatron-core 0.19.2
+computes a wrong loss at TP > 1 (Megatron-LM #7452: the gathered logits go through the
+vocabulary-parallel cross entropy; tests/bugs/mcore_7452_gathered_logits_loss).
 """
 import torch
 from megatron.core import parallel_state
