@@ -31,7 +31,7 @@ def versions():
     from importlib import metadata
     import torch
     found = {"torch": torch.__version__.split("+")[0]}
-    for package in ("transformers", "torchtitan", "spmd-types"):
+    for package in ("transformers", "megatron-core", "torchtitan", "spmd-types"):
         try:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -63,6 +63,11 @@ def make_case(model, mode, out_dir):
     with open(os.path.join(out_dir, "spec.rel"), "w") as f:
         f.write(spec.spec_text(f"{program.name}: {program.plan}", rank0))
     return program
+
+
+def degrees(program):
+    """The TP degrees D is captured at (besides TP 1): the program's own, else DEGREES."""
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def verify(graphguard, case_dir, degree, numeric=False):

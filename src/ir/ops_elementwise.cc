@@ -18,7 +18,7 @@ std::vector<OpEntry> ElementwiseOps() {
       {"aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", Broadcast,
        traits::Fresh() | traits::Lower("sub")},
       {"aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", Broadcast,
-       traits::Fresh()},
+       traits::Fresh() | traits::Lower("rsub")},
       {"aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", Broadcast,
        traits::Fresh() | traits::Lower("mul")},
       {"aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", Broadcast,

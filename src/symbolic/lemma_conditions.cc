@@ -200,6 +200,26 @@ bool ReduceKeepsConcatDim(const EGraph& g, const Bindings& b) {
   return *raw_d >= 0 ? *e > *d : *e < *d;
 }
 
+// (R (concat ?d ?xs...) ?e ?k) for a reduction R over one dim (sum_dim, max_dim, mean_dim) with
+// ?k = 0 and ?e before ?d: the reduced dim disappears, so the concat dim of the result is d - 1,
+// (concat d-1 (R ?xs ?e 0)...). (reduce-keeps-concat-dim covers a dim after ?d, and keepdim.)
+std::function<std::optional<ClassId>(EGraph&, const Bindings&)> ReduceOfConcatBefore(
+    const char* reduction) {
+  return [reduction](EGraph& g, const Bindings& b) -> std::optional<ClassId> {
+    const auto& xs = b.List("xs");
+    auto shape = ShapeOf(g, xs.front());
+    if (!shape) return std::nullopt;
+    auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+    auto e = Norm(IntOf(g, b.Var("e")), shape->size());
+    auto keep = IntOf(g, b.Var("k"));
+    if (!d || !e || !keep || *keep != 0 || *e >= *d) return std::nullopt;
+    const OpId op = *Lang().ops().Find(reduction);
+    std::vector<ClassId> parts{AddNum(g, *d - 1)};
+    for (ClassId x : xs) parts.push_back(AddOp(g, op, {x, b.Var("e"), b.Var("k")}));
+    return AddOp(g, Lang().concat, std::move(parts));
+  };
+}
+
 // The concat dim ?d of ?xs lies before the ?n normalized (trailing) dims of a layer norm.
 bool NormExcludesD(const EGraph& g, const Bindings& b) {
   auto shape = ShapeOf(g, b.List("xs").front());
@@ -662,30 +682,6 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
-// (permute (permute ?x ?ps...) ?qs...): the composed permutation r[i] = ps[qs[i]]; x itself
-// when r is the identity (a movedim undone, as spmd_types' reduce-scatter along a dim does).
-std::optional<ClassId> PermuteTwice(EGraph& g, const Bindings& b) {
-  auto shape = ShapeOf(g, b.Var("x"));
-  const auto& ps = b.List("ps");
-  const auto& qs = b.List("qs");
-  if (!shape || ps.size() != shape->size() || qs.size() != ps.size()) return std::nullopt;
-  const size_t rank = ps.size();
-  std::vector<int64_t> r(rank);
-  bool identity = true;
-  for (size_t i = 0; i < rank; ++i) {
-    auto q = Norm(IntOf(g, qs[i]), rank);
-    if (!q) return std::nullopt;
-    auto p = Norm(IntOf(g, ps[static_cast<size_t>(*q)]), rank);
-    if (!p) return std::nullopt;
-    r[i] = *p;
-    identity = identity && *p == static_cast<int64_t>(i);
-  }
-  if (identity) return b.Var("x");
-  std::vector<ClassId> children{b.Var("x")};
-  for (int64_t d : r) children.push_back(AddNum(g, d));
-  return AddOp(g, Lang().permute, std::move(children));
-}
-
 // (permute (slice ?x ?d ?s ?e) ?ps...): the slice moves to dim j of the permuted x, ps[j] = d.
 std::optional<ClassId> PermuteOfSlice(EGraph& g, const Bindings& b) {
   auto shape = ShapeOf(g, b.Var("x"));
@@ -702,6 +698,80 @@ std::optional<ClassId> PermuteOfSlice(EGraph& g, const Bindings& b) {
   args.insert(args.end(), ps.begin(), ps.end());
   return AddOp(g, Lang().slice,
                {AddOp(g, Lang().permute, std::move(args)), AddNum(g, *at), b.Var("s"), b.Var("e")});
+}
+
+// The dims of a permute (?ps), normalized against the rank of its input ?x; nullopt unless they are
+// a permutation of [0, rank).
+std::optional<std::vector<int64_t>> PermuteDims(const EGraph& g, ClassId x,
+                                                const std::vector<ClassId>& ps) {
+  auto shape = ShapeOf(g, x);
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  std::vector<int64_t> dims;
+  std::vector<bool> seen(ps.size(), false);
+  for (ClassId p : ps) {
+    auto d = Norm(IntOf(g, p), shape->size());
+    if (!d || seen[static_cast<size_t>(*d)]) return std::nullopt;
+    seen[static_cast<size_t>(*d)] = true;
+    dims.push_back(*d);
+  }
+  return dims;
+}
+
+// (permute ?x ?ps...) with ?ps the identity [0, 1, ..., n-1].
+bool PermuteIsIdentity(const EGraph& g, const Bindings& b) {
+  auto dims = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!dims) return false;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((*dims)[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// (permute (permute ?x ?ps...) ?qs...): permute(x, p) has dim i = x's dim p[i], so permuting it by
+// q gives dim i = x's dim p[q[i]]: (permute ?x r...), r[i] = p[q[i]].
+std::optional<ClassId> PermuteOfPermute(EGraph& g, const Bindings& b) {
+  auto p = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!p) return std::nullopt;
+  auto inner = ShapeOf(g, b.Var("x"));
+  const auto& qs = b.List("qs");
+  if (qs.size() != p->size()) return std::nullopt;
+  std::vector<ClassId> children{b.Var("x")};
+  for (ClassId q : qs) {
+    auto d = Norm(IntOf(g, q), inner->size());
+    if (!d) return std::nullopt;
+    children.push_back(AddNum(g, (*p)[static_cast<size_t>(*d)]));
+  }
+  return AddOp(g, Lang().permute, std::move(children));
+}
+
+// (reshape ?x ?ss...) where the reshape's class or ?x's holds a tensor D computes (a leaf):
+// ?x = reshape(the reshape's class, shape of ?x), written into ?x's class (a reshape is undone by
+// reshaping back). Where D computes a value only inside a reshape (a bmm over heads merged with the
+// batch, [b * h_r, s, d], whose [b, h_r, s, d] matmul the lemmas lift), this names the lifted value
+// through the D tensor, the form a relation needs; where D's tensor is reshaped ([b * h_r, s, d]
+// read as [b, h_r, s, d]), D's tensor becomes a merging reshape that transposes and permutes move
+// through. Classes without a D tensor get nothing: doubling every reshape would buy nothing
+// extraction can use.
+std::optional<ClassId> ReshapeInverseOfLeaf(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  const ClassId root = g.Find(b.match().eclass);
+  if (analysis == nullptr) return std::nullopt;
+  auto holds_d = [&](ClassId c) {
+    for (const ENode& node : g.Nodes(c)) {
+      if (node.op == Lang().tensor &&
+          analysis->leaves().at(node.payload).side == TensorLeaf::Side::kDist) {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape || (!holds_d(root) && !holds_d(b.Var("x")))) return std::nullopt;
+  std::vector<ClassId> back{root};
+  for (int64_t n : *shape) back.push_back(AddNum(g, n));
+  g.Union(b.Var("x"), AddOp(g, Lang().reshape, std::move(back)),
+          g.InternReason("reshape-inverse-of-leaf"));
+  return std::nullopt;
 }
 
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
@@ -1857,37 +1927,37 @@ std::optional<ClassId> VocabParallelNegOnehot(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(parts));
 }
 
-// (mul (onehot (masked_fill (sub ?t ?a) m ?z) ?c ?dt) (masked_fill ?g (reshape m ?rs...) ?z2)) with
-// m = (t < a) | (t >= b), c = b - a: Megatron's vocabulary-parallel cross-entropy gradient, the
-// one-hot of the masked targets scaled by a per-row weight masked alike (index_put of -g / N into
-// zeros). Its classes split like torch.chunk over the world's ranks, o_r = a + the widths before
-// r, m_r = (t < o_r) | (t >= o_r + n_r): rank r's columns are
-// onehot(masked_fill(t - o_r, m_r, z), n_r) * masked_fill(g, reshape(m_r, rs), 0). A target in
-// [a, b) is kept by exactly one rank, at column t - o_r (S's column t - a); one outside has a
-// zero weight in S (z2 = 0) and is masked by every rank. z must be a column of every shard;
-// ?rs is the ids' shape plus a trailing 1 (one weight per row) and ?g has it too.
+// (mul (onehot (masked_fill (sub ?t ?a) m ?z) ?c ?dt) W) with m = (t < a) | (t >= b), c = b - a
+// and W a per-row weight that is 0 where m holds: Megatron's vocabulary-parallel cross-entropy
+// gradient, the one-hot of the masked targets scaled by a weight masked alike. Its classes split
+// like torch.chunk over the world's ranks, o_r = a + the widths before r, m_r = (t < o_r) |
+// (t >= o_r + n_r): rank r's columns are onehot(masked_fill(t - o_r, m_r, z), n_r) * W_r, W_r
+// the weight written with m_r (weight_of). A target in [a, b) is kept by exactly one rank, at
+// column t - o_r (S's column t - a), with W's value there (W_r = W where m_r does not hold);
+// one outside has weight 0 in S and in every rank. z must be a column of every shard; ?rs is the
+// ids' shape plus a trailing 1 (one weight per row).
 // The ranks' own terms match the pattern as well (a shard of width n_r at a = o_r): splitting them
 // again is sound but useless, and splitting every piece again makes a tree of C / 2W terms (510
 // one-hots at C = 512). So only a term that starts at a = 0 (a whole vocabulary, as S's does),
 // at least 2 W wide and that no rank computes (its class holds no D tensor: rank 0's own term
 // is one) is split.
-std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
+std::optional<ClassId> SplitOnehotRows(EGraph& g, const Bindings& b,
+                                       const std::function<ClassId(ClassId mask)>& weight_of) {
   const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
   ClassId t = b.Var("t");
   const auto& t_type = TypeOf(g, t);
-  auto t_shape = ShapeOf(g, t), g_shape = ShapeOf(g, b.Var("g"));
-  auto a = NumberOf(g, b.Var("a")), hi = NumberOf(g, b.Var("b"));
-  auto z = NumberOf(g, b.Var("z")), z2 = NumberOf(g, b.Var("z2"));
+  auto t_shape = ShapeOf(g, t);
+  auto a = NumberOf(g, b.Var("a")), hi = NumberOf(g, b.Var("b")), z = NumberOf(g, b.Var("z"));
   auto classes = IntOf(g, b.Var("c"));
-  if (analysis == nullptr || !t_type || ir::IsFloatingPoint(t_type->dtype) || !t_shape ||
-      !g_shape || !a || !hi || !z || !z2 || !classes || *z2 != 0.0 || *a != std::floor(*a) ||
+  if (analysis == nullptr || !t_type || ir::IsFloatingPoint(t_type->dtype) || !t_shape || !a ||
+      !hi || !z || !classes || *a != std::floor(*a) ||
       *hi - *a != static_cast<double>(*classes)) {
     return std::nullopt;
   }
   Shape64 row = *t_shape;
   row.push_back(1);
   const auto& rs = b.List("rs");
-  if (*g_shape != row || rs.size() != row.size()) return std::nullopt;
+  if (rs.size() != row.size()) return std::nullopt;
   for (size_t i = 0; i < rs.size(); ++i) {
     if (IntOf(g, rs[i]) != row[i]) return std::nullopt;
   }
@@ -1909,14 +1979,46 @@ std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
   for (const auto& [start, n] : pieces) {
     const double offset = *a + static_cast<double>(start);
     auto [mask, local] = VocabShard(g, t, offset, n, b.Var("z"));
+    parts.push_back(AddOp(g, op("mul"), {AddOp(g, op("onehot"), {local, AddNum(g, n), b.Var("dt")}),
+                                         weight_of(mask)}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// onehot-rows-vocab-parallel: W = masked_fill(g, reshape(m, rs), z2) with z2 = 0 (index_put of
+// -g / N into zeros, autograd's gradient of the masked target logit); W_r = masked_fill(g,
+// reshape(m_r, rs), 0). ?g has the rows' shape.
+std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
+  auto g_shape = ShapeOf(g, b.Var("g"));
+  auto z2 = NumberOf(g, b.Var("z2"));
+  auto t_shape = ShapeOf(g, b.Var("t"));
+  if (!g_shape || !z2 || *z2 != 0.0 || !t_shape) return std::nullopt;
+  Shape64 row = *t_shape;
+  row.push_back(1);
+  if (*g_shape != row) return std::nullopt;
+  const auto& rs = b.List("rs");
+  return SplitOnehotRows(g, b, [&](ClassId mask) {
     std::vector<ClassId> row_mask{mask};
     row_mask.insert(row_mask.end(), rs.begin(), rs.end());
     ClassId per_row = AddOp(g, Lang().reshape, std::move(row_mask));
-    ClassId weight = AddOp(g, op("masked_fill"), {b.Var("g"), per_row, b.Var("z2")});
-    parts.push_back(
-        AddOp(g, op("mul"), {AddOp(g, op("onehot"), {local, AddNum(g, n), b.Var("dt")}), weight}));
-  }
-  return AddOp(g, Lang().concat, std::move(parts));
+    return AddOp(g, *Lang().ops().Find("masked_fill"), {b.Var("g"), per_row, b.Var("z2")});
+  });
+}
+
+// onehot-rows-kept-vocab-parallel: W = reshape(1 - float(m), rs), float(m) written m / 1 (as
+// _to_copy of a bool to f32 lowers): 1 where the target is kept, 0 where m (Megatron's
+// hand-written backward, `grad_2d[arange, masked_target] -= 1 - target_mask.float()`);
+// W_r = reshape(1 - float(m_r), rs). ?one and ?one2 must be 1.
+std::optional<ClassId> VocabParallelOnehotRowsKept(EGraph& g, const Bindings& b) {
+  if (NumberOf(g, b.Var("one")) != 1.0 || NumberOf(g, b.Var("one2")) != 1.0) return std::nullopt;
+  const auto& rs = b.List("rs");
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  return SplitOnehotRows(g, b, [&](ClassId mask) {
+    std::vector<ClassId> reshape{AddOp(
+        g, op("sub"), {b.Var("one"), AddOp(g, op("div"), {mask, b.Var("one2")})})};
+    reshape.insert(reshape.end(), rs.begin(), rs.end());
+    return AddOp(g, Lang().reshape, std::move(reshape));
+  });
 }
 
 ConditionTable BuildConditions() {
@@ -1930,6 +2032,7 @@ ConditionTable BuildConditions() {
   });
   t.Add("same-shape", SameShape);
   t.Add("reshape-is-identity", ReshapeIsIdentity);
+  t.Add("permute-is-identity", PermuteIsIdentity);
   t.Add("slice-is-full", SliceIsFull);
   t.Add("dims-differ", DimsDiffer);
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
@@ -1966,9 +2069,14 @@ ApplierTable BuildAppliers() {
   t.Add("slice-tiling", SliceTiling);
   t.Add("concat-flatten", ConcatFlatten);
   t.Add("concat-interchange", ConcatInterchange);
+  t.Add("sum-dim-of-concat-before", ReduceOfConcatBefore("sum_dim"));
+  t.Add("max-dim-of-concat-before", ReduceOfConcatBefore("max_dim"));
+  t.Add("mean-dim-of-concat-before", ReduceOfConcatBefore("mean_dim"));
   t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
+  t.Add("permute-of-permute", PermuteOfPermute);
+  t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);
@@ -1991,6 +2099,7 @@ ApplierTable BuildAppliers() {
   t.Add("vocab-parallel-embedding-bwd", VocabParallelEmbeddingBwd);
   t.Add("vocab-parallel-neg-onehot", VocabParallelNegOnehot);
   t.Add("vocab-parallel-onehot-rows", VocabParallelOnehotRows);
+  t.Add("vocab-parallel-onehot-rows-kept", VocabParallelOnehotRowsKept);
   t.Add("embedding-of-concat", EmbeddingOfConcat);
   t.Add("embedding-bwd-of-concat", EmbeddingBwdOfConcat);
   t.Add("sumr-regroup-per-rank", SumrRegroupPerRank);
@@ -2001,7 +2110,6 @@ ApplierTable BuildAppliers() {
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
   t.Add("mask-multiply", MaskMultiply);
-  t.Add("permute-twice", PermuteTwice);
   t.Add("permute-of-slice", PermuteOfSlice);
   return t;
 }

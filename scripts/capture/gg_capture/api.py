@@ -45,7 +45,7 @@ import sys
 
 import torch
 
-from . import fxjson, spec, trace
+from . import fxjson, shims, spec, trace
 from . import replicate as replicate_mod
 from . import tp as tpmod
 from .factory import CaptureError, load_factory, parse_sets, parse_value, user_frame  # noqa: F401
@@ -204,12 +204,27 @@ class UserProgram(Program):
         self.name = f"{self.ref}{settings}"
         # Probe: the sequential model, so a wrong return value is reported before any tracing,
         # and the kind (tp.py layers or a DTensor plan) is known before trace_rank picks a tracer.
-        probe = self._call(tpmod.TP())
+        probe = self._probe()
         self.dtensor = probe.plan is not None
+        layers = shims.layers(probe.module) or ("gg_capture tensor-parallel layers, or a model the "
+                                                "factory parallelized (DTensor or spmd_types "
+                                                "placements)")
         self.plan = ("a DTensor plan applied with parallelize_module" if self.dtensor else
-                     "gg_capture tensor-parallel layers, or a model the factory parallelized "
-                     "(DTensor or spmd_types placements)") + " (a user factory)"
+                     layers) + " (a user factory)"
         self._model = None
+
+    def _probe(self):
+        """The factory's S, built inside the shims of the libraries it uses (shims/); a factory
+        that imports one itself (not at module level) is called again once its shims apply."""
+        before = shims.loaded()
+        try:
+            with shims.rank(1):
+                return self._call(tpmod.TP())
+        except CaptureError:
+            if shims.loaded() == before:
+                raise
+        with shims.rank(1):
+            return self._call(tpmod.TP())
 
     def _call(self, tp):
         torch.manual_seed(0)

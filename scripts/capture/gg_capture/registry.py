@@ -1,5 +1,5 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import dtensor_llama, hf, megatron_cp, megatron_gpt, torchtitan_llama
+from .models import dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt, torchtitan_llama
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -111,7 +111,63 @@ BUGS = {
 }
 
 
+# ---- real megatron-core (models/megatron_core.py: examples/megatron_core/gpt.py's factory) -----
+# Corpus cases: the factory's tiny GPT (1 layer, hidden 32, 4 heads, vocabulary 64, sequence 8,
+# batch 1) at TP 1/2/4; with sequence parallelism and a batch of 2 (8 heads, hidden 64: two heads
+# per rank at TP 4, the attention's batch-merged heads interleaved) at TP 1/2/4; and with 8 heads
+# (hidden 64) at TP 8 too.
+_PROGRAMS.update({
+    "mcore_gpt": lambda: megatron_core.MegatronCoreGPT("mcore_gpt"),
+    "mcore_gpt_sp": lambda: megatron_core.MegatronCoreGPT(
+        "mcore_gpt_sp", sp=True, batch=2, heads=8, hidden=64),
+    "mcore_gpt_h8": lambda: megatron_core.MegatronCoreGPT(
+        "mcore_gpt_h8", degrees=(2, 4, 8), heads=8, hidden=64),
+})
+CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
+
+# Bug cases on real megatron-core: the example's factory, the buggy variant with a config
+# (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
+# while it is traced (patch: a function of models/megatron_core.py).
+MCORE_BUGS = {
+    "mcore_7452_gathered_logits_loss": (
+        "Megatron-LM issue #7452 finding 2 (GPTModel's labels path with gathered logits: loss = "
+        "correct + log(TP)), in megatron-core 0.19.2 as released",
+        "GPTModel(parallel_output=False) gathers the logits over TP and its loss still calls "
+        "vocab_parallel_cross_entropy, which takes the full vocabulary for every rank's shard",
+        "fwd", 2, {"buggy_config": {"parallel_output": False}}),
+    "mcore_row_parallel_no_allreduce": (
+        "Megatron-LM RowParallelLinear contract (input_is_parallel: partial sums must be "
+        "all-reduced), on megatron-core's own MLP",
+        "the MLP's linear_fc2 skips its all-reduce (megatron's explicit_expert_comm path on a "
+        "dense MLP)", "fwd", 2, {"patch": megatron_core.mlp_output_not_reduced}),
+    "mcore_1446_sp_norm_grad": (
+        "Megatron-LM issue #1446 (LayerNorm weight gradients under sequence parallelism), on "
+        "megatron-core's own TransformerLayer",
+        "the layer's LayerNorm weights lose the sequence_parallel mark: their partial gradients "
+        "are not all-reduced", "joint", 2,
+        {"config": {"sp": True}, "patch": megatron_core.sp_norm_weights_unmarked}),
+    "mcore_ce_vocab_offset": (
+        "Megatron-LM vocab-parallel cross entropy (each rank masks the targets outside its own "
+        "vocabulary range), on megatron-core's own cross entropy",
+        "every rank masks the targets with the first shard's range [0, V/TP)", "fwd", 2,
+        {"patch": megatron_core.cross_entropy_rank0_vocab_range}),
+}
+BUGS.update(MCORE_BUGS)
+
+
+def mcore_bug_program(case, buggy):
+    opts = MCORE_BUGS[case][4]
+    config = dict(opts.get("config", {}))
+    if buggy:
+        config.update(opts.get("buggy_config", {}))
+    name = f"{case}_{'buggy' if buggy else 'correct'}"
+    return megatron_core.MegatronCoreBug(name, patch=opts.get("patch") if buggy else None,
+                                        **config)
+
+
 def bug_program(case, buggy):
+    if case in MCORE_BUGS:
+        return mcore_bug_program(case, buggy)
     opts = dict(BUGS[case][4])
     bug = opts.pop("bug")
     name = f"{case}_{'buggy' if buggy else 'correct'}"

@@ -7,6 +7,7 @@ all-reduced first, as Megatron-LM's finalize_model_grads does (unless the progra
 finalize_grads, which the bug benchmark does). Programs with `dtensor = True` (a plain module
 given to parallelize_module) are traced by dtensor_trace, with placements read from DTensor.
 """
+import copy
 import math
 import sys
 
@@ -14,7 +15,7 @@ import torch
 from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import fakedist, fxjson, tp as tpmod
+from . import fakedist, fxjson, shims, tp as tpmod
 
 
 # Backward operators GraphGuard's registry lacks, written with ones it has: slice_backward (the
@@ -33,7 +34,8 @@ def out_of_place(gm):
     Later readers of the mutated tensor read the new node, views taken after the write included
     (spmd_types views the buffer it all-gathers into). A mutated input, or a tensor with a view
     taken before the write and read after it (it would observe the mutation), is refused rather
-    than rewritten wrongly."""
+    than rewritten wrongly, and so is a write into a view (its base, and the base's other views,
+    would have to see it: value_graph functionalizes such a graph instead)."""
     order = {node: i for i, node in enumerate(gm.graph.nodes)}
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
@@ -46,9 +48,10 @@ def out_of_place(gm):
         namespace, base_name = schema.name.split("::")
         target = node.args[0]
         aliased = _views_read_across(target, node, order)
-        if not base_name.endswith("_") or target.op != "call_function" or aliased:
+        if (not base_name.endswith("_") or target.op != "call_function" or aliased
+                or _is_view(target)):
             raise ValueError(f"trace: cannot rewrite in-place {schema.name} on {target.name} "
-                             f"(an input or an aliased tensor)")
+                             f"(an input, a view, or a tensor with a view read after the write)")
         try:
             packet = getattr(getattr(torch.ops, namespace), base_name[:-1])
             functional = getattr(packet, node.target._overloadname)
@@ -58,6 +61,12 @@ def out_of_place(gm):
         _replace_write(gm, order, node, target, functional, node.kwargs)
     gm.graph.lint()
     gm.recompile()
+
+
+def _is_view(node):
+    """Whether node's value aliases one of its inputs (a view operator's result)."""
+    return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and any(r.alias_info is not None for r in node.target._schema.returns))
 
 
 def _replace_write(gm, order, node, target, functional, kwargs):
@@ -72,6 +81,28 @@ def _replace_write(gm, order, node, target, functional, kwargs):
     node.replace_all_uses_with(new)
     gm.graph.erase_node(node)
     order[new] = order[node]
+
+
+def functionalize(gm, args):
+    """gm re-traced under torch.func.functionalize: every in-place write becomes a value, also one
+    through a view or into an input (megatron-core's vocab-parallel cross entropy backward writes
+    `grad_2d[arange, target] -= ...` into a view of the saved softmax, then `grad_input.mul_`),
+    which out_of_place refuses. gm is already an ATen graph, so functionalization sees only ATen
+    operators (torch.func.functionalize of the program itself refuses autograd.Functions without
+    setup_context, as megatron's are); a write through a view becomes the functional operator on
+    the view and the base regenerated from it (view_scatter-style ops: slice_scatter,
+    select_scatter, as_strided_scatter, or the inverse view), a write into an input a copy_ at the
+    end, which out_of_place then refuses like any other write into an input. Each node keeps the
+    stack trace of the node it was made from (preserve_node_meta)."""
+    from torch.fx import traceback as fx_traceback
+
+    def run(*flat):
+        with fx_traceback.preserve_node_meta():
+            return torch.fx.Interpreter(gm).run(*flat)
+
+    plain = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    return make_fx(torch.func.functionalize(run, remove="mutations"),
+                   decomposition_table=_DECOMPOSITIONS)(*plain)
 
 
 def _views(base, skip):
@@ -104,15 +135,31 @@ def drop_assertions(gm):
     gm.recompile()
 
 
-def value_graph(gm):
-    """The traced graph as GraphGuard reads it: 0-dim tensor constants as scalar_tensor, in-place
-    and out= writes as values, no runtime assertions."""
-    if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
-        scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
-    out_of_place(gm)
-    if any(getattr(n.target, "_overloadname", None) == "out" for n in gm.graph.nodes):
-        out_variants(gm)
+def value_graph(gm, args=None):
+    """The traced graph as GraphGuard reads it (returned; gm itself is rewritten unless it had to
+    be functionalized): 0-dim tensor constants as scalar_tensor (scalar_constants), in-place and
+    out= writes into graph-internal tensors that no view observes as values (out_of_place,
+    out_variants); a graph with any other write (through a view, into an input) functionalized
+    from its example `args` instead (functionalize; without args such a write is an error);
+    as_strided views of a known plain layout as views (plain_strided_views); no runtime
+    assertions."""
+    writes = args is not None and any(_writes(n) for n in gm.graph.nodes)
+    original = copy.deepcopy(gm) if writes else None
+    _scalar_constants(gm)
+    try:
+        out_of_place(gm)
+        if any(getattr(n.target, "_overloadname", None) == "out" for n in gm.graph.nodes):
+            out_variants(gm)
+    except ValueError:
+        if original is None:
+            raise
+        gm = functionalize(original, args)
+        _scalar_constants(gm)
+    if any(n.target in (torch.ops.aten.as_strided.default,
+                        torch.ops.aten.as_strided_scatter.default) for n in gm.graph.nodes):
+        plain_strided_views(gm)
     drop_assertions(gm)
+    return gm
 
 
 def _views_read_across(target, node, order):
@@ -135,9 +182,9 @@ def out_variants(gm):
         target = node.kwargs["out"]
         name = node.target._schema.name
         aliased = _views_read_across(target, node, order)
-        if target.op != "call_function" or aliased:
+        if target.op != "call_function" or aliased or _is_view(target):
             raise ValueError(f"trace: cannot rewrite {name}.out into {target.name} "
-                             "(an input or an aliased tensor)")
+                             "(an input, a view, or a tensor with a view read after the write)")
         functional = getattr(node.target.overloadpacket, "default", None)
         if functional is None:
             raise ValueError(f"trace: {name}.out has no functional overload")
@@ -213,8 +260,9 @@ def trace_rank(program, world, rank, mode):
     assert mode in ("fwd", "joint")
     trace = dtensor_trace if getattr(program, "dtensor", False) else _trace
     if world == 1:
-        return trace(program, tpmod.TP(), mode, {})
-    with fakedist.fake_world(world, rank) as world_group:
+        with shims.rank(1):  # a library's CPU shims (shims/), where the program imported one
+            return trace(program, tpmod.TP(), mode, {})
+    with fakedist.fake_world(world, rank) as world_group, shims.rank(world):
         if "torch.distributed.tensor" in sys.modules:
             _clear_dtensor_caches()
         tp = program.make_tp(world, rank, world_group)
@@ -321,9 +369,106 @@ def spmd_placement(t, what, gradient=False):
     return varied[0] if varied else ("replicate",)
 
 
+def _dense_order(size, stride):
+    """For a view geometry (size, stride): (dims, sizes) with the view equal to
+    permute(view(range, sizes), inverse of dims) over a contiguous range of prod(size) elements:
+    the strides, taken in the order dims, are the row-major strides of sizes. None when the view
+    overlaps or has gaps. A dim of size 1 reads one element whatever its stride: it keeps its
+    place when the others are in order already, else it goes last."""
+    moving = [d for d in range(len(size)) if size[d] != 1]
+    ordered = sorted(moving, key=lambda d: -stride[d])
+    dims = (list(range(len(size))) if ordered == moving else
+            ordered + [d for d in range(len(size)) if size[d] == 1])
+    expected = 1
+    for d in reversed(ordered):
+        if stride[d] != expected:
+            return None
+        expected *= size[d]
+    return dims, [size[d] for d in dims]
+
+
+def _on_meta(val):
+    return torch.empty_strided(val.shape, val.stride(), dtype=val.dtype, device="meta")
+
+
+def _contiguous_at_zero(val):
+    return (isinstance(val, torch.Tensor) and val.is_contiguous()
+            and val.storage_offset() == 0)
+
+
+def plain_strided_views(gm):
+    """Rewrite as_strided and as_strided_scatter whose geometry is a plain view of a contiguous
+    tensor (a range of its elements, row-major in some order of the dims) with view, permute,
+    slice and slice_scatter. Autograd's backward of an in-place write into a view (CopySlices:
+    megatron's attention masks its scores with masked_fill_ on a view) and functionalization
+    address the base through as_strided, whose value depends on the input's memory layout, which
+    a value graph does not carry; the layout is known here (each node's FakeTensor), so the
+    same elements are written as layout-free views. Other geometries are left as they are."""
+    aten = torch.ops.aten
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in (aten.as_strided.default,
+                                                             aten.as_strided_scatter.default):
+            continue
+        scatter = node.target is aten.as_strided_scatter.default
+        base = node.args[0]
+        rest = list(node.args[2 if scatter else 1:])
+        size, stride = list(rest[0]), list(rest[1])
+        offset = rest[2] if len(rest) > 2 else node.kwargs.get("storage_offset")
+        val = base.meta.get("val")
+        order = _dense_order(size, stride)
+        if not _contiguous_at_zero(val) or order is None:
+            continue
+        start, count = offset or 0, math.prod(size)
+        if start < 0 or start + count > val.numel():
+            continue
+        dims, sizes = order
+
+        def call(op, *op_args):  # a new node, its value's type on the meta device (for fxjson)
+            made = gm.graph.call_function(op, op_args)
+            made.meta["stack_trace"] = node.meta.get("stack_trace")
+            made.meta["val"] = op(*[_on_meta(a.meta["val"]) if isinstance(a, torch.fx.Node)
+                                    else a for a in op_args])
+            return made
+
+        with gm.graph.inserting_before(node):
+            flat = call(aten.view.default, base, [val.numel()])
+            if not scatter:
+                if count != val.numel():
+                    flat = call(aten.slice.Tensor, flat, 0, start, start + count)
+                new = call(aten.view.default, flat, sizes)
+                if dims != sorted(dims):
+                    new = call(aten.permute.default, new, [dims.index(d) for d in range(len(dims))])
+            else:
+                src = node.args[1]
+                if dims != sorted(dims):
+                    src = call(aten.permute.default, src, dims)
+                src = call(aten.reshape.default, src, [count])
+                if count != val.numel():
+                    src = call(aten.slice_scatter.default, flat, src, 0, start, start + count)
+                new = call(aten.view.default, src, list(val.shape))
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+    gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+
+
+def _scalar_constants(gm):
+    if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
+        scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
+
+
+def _writes(node):
+    """Whether node is an ATen operator that writes its first argument or an out= tensor."""
+    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    schema = node.target._schema
+    return any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
 def _trace(program, tp, mode, groups, rank=0):
     torch.manual_seed(0)
-    model = program.build(tp)
+    model = shims.annotate(program.build(tp))  # placements a library records its own way
     model.train(False)
     if _holds_dtensor(model):
         return _trace_dtensor_model(program, model, tp, mode, groups, rank)
@@ -352,7 +497,7 @@ def _trace(program, tp, mode, groups, rank=0):
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
     gm = _make_fx(step, args)
-    value_graph(gm)
+    gm = value_graph(gm, args)
     if groups is None:
         groups = _process_groups(gm)
     input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
@@ -494,7 +639,7 @@ def _trace_dtensor_model(program, model, tp, mode, groups, rank):
         a.requires_grad_(mode == "joint")
     args += [data[k] for k in data_names]
     gm = _make_fx(step, args)
-    value_graph(gm)
+    gm = value_graph(gm, args)
     if groups is None:
         groups = _process_groups(gm)
     input_names = [sanitize(n) for n in names + buffer_names] + data_names
