@@ -1583,6 +1583,36 @@ std::optional<ClassId> SliceOfExpand(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().expand, std::move(children));
 }
 
+// (slice (reshape ?x ?ss...) ?d ?s ?e) when the reshape keeps the dims from d on: x's trailing
+// dims equal out[d:], only the leading ones regrouped. Then every index keeps its place in the
+// suffix, so the slice is x's along the matching dim, reshaped: (reshape (slice ?x d_in ?s ?e)
+// out with e - s at d). A 3-D dot written as a batch-1 bmm and reshaped ([1, b*s, n] ->
+// [b, s, n]) then sliced along n meets the same slice taken before the reshape.
+std::optional<ClassId> SliceOfReshape(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto out = IntsOf(g, b.List("ss"));
+  if (!in || !out) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), out->size());
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  if (!d || !s || !e || *s < 0 || *e < *s || *e > (*out)[*d]) return std::nullopt;
+  const int64_t suffix = static_cast<int64_t>(out->size()) - *d;
+  const int64_t at = static_cast<int64_t>(in->size()) - suffix;  // d's dim in x
+  if (at < 0) return std::nullopt;
+  int64_t in_lead = 1, out_lead = 1;
+  for (int64_t k = 0; k < at; ++k) in_lead *= (*in)[k];
+  for (int64_t k = 0; k < *d; ++k) out_lead *= (*out)[k];
+  if (in_lead != out_lead) return std::nullopt;
+  for (int64_t k = 0; k < suffix; ++k) {
+    if ((*in)[at + k] != (*out)[*d + k]) return std::nullopt;
+  }
+  const ClassId sliced = AddOp(g, Lang().slice, {b.Var("x"), AddNum(g, at), b.Var("s"), b.Var("e")});
+  std::vector<ClassId> children{sliced};
+  for (size_t i = 0; i < out->size(); ++i) {
+    children.push_back(i == static_cast<size_t>(*d) ? AddNum(g, *e - *s) : b.List("ss")[i]);
+  }
+  return AddOp(g, Lang().reshape, std::move(children));
+}
+
 // (expand (concat ?d ?xs...) ?ss...) where the concat dim keeps its size: each piece broadcast
 // alike, concatenated along that dim of the result.
 std::optional<ClassId> ExpandOfConcat(EGraph& g, const Bindings& b) {
@@ -1877,6 +1907,7 @@ ApplierTable BuildAppliers() {
   t.Add("concat-interchange", ConcatInterchange);
   t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
+  t.Add("slice-of-reshape", SliceOfReshape);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("concat-of-sumrs", ConcatOfSumrs);

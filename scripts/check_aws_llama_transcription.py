@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Checks the hand transcriptions of the transformers-neuronx Llama HLO modules in this folder.
+"""Checks the hand transcriptions of the transformers-neuronx Llama HLO modules in
+examples/corpus/aws_llama (kept out of that folder: every *.py under examples/corpus is read as
+an FX graph by the corpus tests).
 
 The originals (nyu-systems/Entangle, examples/data/aws_llama/<cfg>/graph.0.hlo) were read through
-a text viewer and written here instruction by instruction with their metadata shortened (see
-../NOTICE). A transcription error would be a fabricated graph, so this script checks what can be
-checked without the originals at hand:
+a text viewer and written there instruction by instruction with their metadata shortened (see
+examples/corpus/NOTICE). A transcription error would be a fabricated graph, so this script checks
+what can be checked without the originals at hand:
 
 1. Bytes: the originals' lengths were recorded while reading them (ORIGINAL_CHARS). Every
    instruction's metadata was shortened by a rule that depends only on its stack trace, and the
@@ -24,7 +26,7 @@ checked without the originals at hand:
    to the TP 1 width divided by the degree), and TP 1 must be the same program minus the two
    all-reduces.
 
-Run: python3 examples/corpus/aws_llama/check_transcription.py   (prints what it checked; exit 1
+Run: python3 scripts/check_aws_llama_transcription.py   (prints what it checked; exit 1
 on the first mismatch).
 """
 import math
@@ -32,7 +34,7 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "corpus", "aws_llama")
 
 # total_chars of each original as reported by the reader, recorded while transcribing.
 ORIGINAL_CHARS = {
