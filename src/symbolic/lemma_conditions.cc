@@ -662,6 +662,46 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (permute ?x ?ps...) that keeps the dims of size other than 1 in their order (it only moves
+// size-1 dims): the same elements in the same order, so a reshape to the permuted shape. XLA's
+// all-to-all on a non-leading dim writes one (the members' blocks brought forward past a dim of
+// one row), and it meets the reshapes around it.
+std::optional<ClassId> PermuteAsReshape(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  std::vector<bool> seen(shape->size(), false);
+  std::vector<ClassId> children{b.Var("x")};
+  int64_t last = -1;
+  for (ClassId p : ps) {
+    auto d = Norm(IntOf(g, p), shape->size());
+    if (!d || seen[*d]) return std::nullopt;
+    seen[*d] = true;
+    const int64_t size = (*shape)[*d];
+    if (size != 1) {
+      if (*d < last) return std::nullopt;
+      last = *d;
+    }
+    children.push_back(AddNum(g, size));
+  }
+  return AddOp(g, Lang().reshape, std::move(children));
+}
+
+// (transpose (slice ?x ?d ?s ?e) ?a ?b): the transpose's slice along d's new place (a and b
+// swapped). XLA's all-to-all on dim d is read as a transpose of d and 0 around the exchange of
+// rows, and each rank's received block is a slice of a member's transposed input.
+std::optional<ClassId> TransposeOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto a = Norm(IntOf(g, b.Var("a")), shape->size());
+  auto c = Norm(IntOf(g, b.Var("b")), shape->size());
+  if (!d || !a || !c) return std::nullopt;
+  const int64_t moved = *d == *a ? *c : *d == *c ? *a : *d;
+  const ClassId t = AddOp(g, Lang().transpose, {b.Var("x"), b.Var("a"), b.Var("b")});
+  return AddOp(g, Lang().slice, {t, AddNum(g, moved), b.Var("s"), b.Var("e")});
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -1909,6 +1949,8 @@ ApplierTable BuildAppliers() {
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("slice-of-reshape", SliceOfReshape);
   t.Add("permute-of-concat", PermuteOfConcat);
+  t.Add("permute-as-reshape", PermuteAsReshape);
+  t.Add("transpose-of-slice", TransposeOfSlice);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);

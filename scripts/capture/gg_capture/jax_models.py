@@ -21,6 +21,11 @@
                  --set layers=L and the sizes (hidden, heads, kv_heads, ffn, vocab; default the
                  paper's Llama: 2048, 32, 8, 8192, 128256); --set bug=k_from_q reads K from the
                  rank's Q columns in D (the artifact's tp2_layer1.broken).
+  all_to_all     jax.lax.all_to_all in shard_map (Ulysses-style resharding): x [8, 12, 4] split
+                 over `concat` on the way in and over `split` on the way out (--set split=S
+                 concat=C, any two of 0, 1, 2); XLA writes an all-to-all along `split` and a
+                 reshape/transpose/reshape around it. --set bug=roll rolls the received blocks
+                 by one member on more than one device (blocks in the wrong member order).
   mlp_shard_map  the same MLP written per device with jax.shard_map and an explicit psum over
                  `psum_axis` (default "tp"). With --mesh dp=1 --mesh tp=2 and --set psum_axis=dp
                  the psum sums over the wrong (size-1) axis: each device returns its partial
@@ -281,3 +286,28 @@ def neuronx_llama(mesh, layers=1, hidden=2048, heads=32, kv_heads=8, ffn=8192, v
     from .jax_capture import JaxProgram
     return JaxProgram(named, tuple(jax.ShapeDtypeStruct(s, t) for s, t in args), tuple(in_specs),
                       out_specs, rules=rules)
+
+
+def all_to_all(mesh, split=1, concat=0, bug=""):
+    """x [8, 12, 4] sharded over tp on dim `concat`, resharded by jax.lax.all_to_all (tiled) to
+    dim `split`. bug=roll: on more than one device each rank's result rolled by one member's
+    block along `concat` (the members' blocks out of order)."""
+    tp = _tp_axis(mesh)
+    n = mesh.shape[tp]
+    if split == concat or {split, concat} - {0, 1, 2}:
+        raise ValueError(f"split {split} and concat {concat}: two different dims of 0, 1, 2")
+    if bug not in ("", "roll"):
+        raise ValueError(f"bug {bug!r}: use roll or nothing")
+    shape = (8, 12, 4)
+
+    def local(x):
+        y = jax.lax.all_to_all(x, tp, split, concat, tiled=True)
+        if bug == "roll" and n > 1:
+            y = jnp.roll(y, shape[concat] // n, axis=concat)
+        return y
+
+    spec_in, spec_out = [None] * 3, [None] * 3
+    spec_in[concat], spec_out[split] = tp, tp
+    fn = jax.shard_map(local, mesh=mesh, in_specs=(P(*spec_in),), out_specs=P(*spec_out),
+                       check_vma=False)
+    return fn, (jax.ShapeDtypeStruct(shape, jnp.float32),), (P(*spec_in),), P(*spec_out)
