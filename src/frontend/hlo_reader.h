@@ -16,7 +16,8 @@
 // index_select of the clamped index; custom calls whose meaning is known are their ATen form
 // (sharding annotations and Neuron's weight placement an alias, AwsNeuronRmsNorm its
 // decomposition); a constant printed without its values (`{...}`) is a graph input after the
-// parameters, which the spec relates. Every other instruction (custom-call, sort,
+// parameters, which the spec relates; all-reduce-start/-done and all-gather-start/-done are the
+// collective and its wait_tensor. Every other instruction (custom-call, sort,
 // gather, scatter, reduce-window, collective-permute, a dot of mixed precision, ...) loads as
 // an opaque `hlo::<opcode>` node typed from its result shape, its attributes kept as arguments
 // (the computations they name as their text), equal only by congruence; an opaque collective
