@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4, forward and joint.
+"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4 (or the degrees it names), forward and
+joint.
 
   make_corpus.py [--out DIR] [--only MODEL/MODE ...]     capture (and write the manifest)
   make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case;
                                                           record the verdicts in the manifest, or
                                                           (--check) fail when one differs
 
-Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}, and tp8.json for the
-programs whose `degrees` include 8; the TP 1 case verifies seq.json against itself (a single
-graph is rank 0). The spec does not depend on the degree (it is
-written with `world`). DIR/manifest.json says how each case was made and the verdict
-`graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
+Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel} (a tp<N>.json per degree); the
+TP 1 case verifies seq.json against itself (a single graph is rank 0). The spec does not depend on
+the degree (it is written with `world`). DIR/manifest.json says how each case was made and the
+verdict `graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
 """
 import argparse
 import json
@@ -27,13 +27,21 @@ MODES = ("fwd", "joint")
 
 
 def versions():
+    """torch and the packages corpus programs run (None: not installed)."""
+    from importlib import metadata
     import torch
-    try:
-        import transformers
-        tv = transformers.__version__
-    except ImportError:
-        tv = None
-    return {"torch": torch.__version__.split("+")[0], "transformers": tv}
+    found = {"torch": torch.__version__.split("+")[0]}
+    for package in ("transformers", "megatron-core", "torchtitan", "spmd-types"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def degrees(program):
+    """The TP degrees a program is captured at besides 1 (DEGREES unless it says otherwise)."""
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def make_case(model, mode, out_dir):
@@ -58,6 +66,7 @@ def make_case(model, mode, out_dir):
 
 
 def degrees(program):
+    """The TP degrees D is captured at (besides TP 1): the program's own, else DEGREES."""
     return tuple(getattr(program, "degrees", DEGREES))
 
 
@@ -72,7 +81,8 @@ def verify(graphguard, case_dir, degree, numeric=False):
         cmd.append("--no-numeric")
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
-    return first.split(":")[0], first
+    # the verdict word: "REFINES under 3 premises (...): ..." is REFINES (first_line keeps the rest)
+    return (first.split(":")[0].split() or [""])[0], first
 
 
 def verdicts(graphguard, corpus, check):
