@@ -2144,8 +2144,6 @@ ApplierTable BuildAppliers() {
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("permute-of-permute", PermuteOfPermute);
   t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);
-}
-
   t.Add("permute-as-reshape", PermuteAsReshape);
   t.Add("transpose-of-slice", TransposeOfSlice);
   t.Add("reduce-of-concats", ReduceOfConcats);
