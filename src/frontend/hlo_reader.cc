@@ -1880,17 +1880,35 @@ class Builder {
           Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
       return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
     } else {
-      // Along dim 0 and in rank order only: the registry's collectives gather and scatter so.
-      if (IntList(in, "dimensions", true) != std::vector<int64_t>{0} || !ascending) {
+      // In rank order only: the registry's collectives gather and scatter so, along dim 0; another
+      // dimension d (jax's sequence-sharded activations gathered on dim 1) is swapped with dim 0
+      // around it, as for all-to-all (gathering the swapped blocks along dim 0 is swapping the
+      // blocks gathered along d). An asynchronous one stays along dim 0.
+      const std::vector<int64_t> dims = IntList(in, "dimensions", true);
+      const int64_t rank = static_cast<int64_t>(out.shape.size());
+      if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank || !ascending ||
+          (async && dims[0] != 0)) {
         return Opaque(original);
+      }
+      if (in.opcode != "all-gather" && ReducerOf(in) != Reducer::kAdd) return Opaque(original);
+      const int64_t d = dims[0];
+      ir::TensorType moved = out;
+      if (d != 0) {
+        x = Emit(in, in.hlo_name + "_swap", "aten::transpose.int", {x, int64_t{0}, d}, {},
+                 std::nullopt);
+        std::swap(moved.shape[0], moved.shape[static_cast<size_t>(d)]);
       }
       if (in.opcode == "all-gather") {
         started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_gather_into_tensor",
-                       {x, size, group}, {}, out);
+                       {x, size, group}, {}, moved);
       } else {
-        if (ReducerOf(in) != Reducer::kAdd) return Opaque(original);
         started = Emit(in, in.hlo_name + "_start", "_c10d_functional::reduce_scatter_tensor",
-                       {x, std::string("sum"), size, group}, {}, out);
+                       {x, std::string("sum"), size, group}, {}, moved);
+      }
+      if (d != 0) {
+        const ir::TensorRef waited =
+            Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
+        return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
       }
     }
     if (async) {

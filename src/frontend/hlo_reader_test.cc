@@ -752,6 +752,55 @@ TEST(HloReader, AllToAllIsAllToAllSingleAlongItsDimension) {
   EXPECT_EQ(m.groups.at("hlo_ranks_1_3"), (std::vector<int32_t>{1, 3}));
 }
 
+// all-gather and reduce-scatter on a dimension other than 0 (jax's sequence-sharded activations):
+// the dimension swapped with dim 0, the collective along dim 0, its wait, swapped back.
+TEST(HloReader, GatherAndScatterOnAnotherDimSwapItWithDimZero) {
+  const char* text = R"(HloModule g, num_partitions=2
+
+ENTRY %main (p: f32[2,3,4]) -> (f32[2,6,4], f32[2,3,2]) {
+  %p = f32[2,3,4]{2,1,0} parameter(0)
+  %gathered = f32[2,6,4]{2,1,0} all-gather(%p), channel_id=1, replica_groups=mesh['x'=2] {'x'}, dimensions={1}, use_global_device_ids=true
+  %scattered = f32[2,3,2]{2,1,0} reduce-scatter(%p), channel_id=2, replica_groups={{0,1}}, dimensions={2}, use_global_device_ids=true, to_apply=%add
+  ROOT %t = (f32[2,6,4]{2,1,0}, f32[2,3,2]{2,1,0}) tuple(%gathered, %scattered)
+}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+)";
+  HloModule m = ParseHlo(text, "g.hlo", HloOptions{.rank = 1, .world = 0});
+  const ir::Graph& g = m.graph;
+  struct Expect {
+    const char* name;
+    int64_t dim;
+    const char* moved;
+    const char* collective;
+    const char* result;
+  };
+  for (const Expect& e : {Expect{"gathered", 1, "f32[6, 2, 4]",
+                                 "_c10d_functional::all_gather_into_tensor", "f32[2, 6, 4]"},
+                          Expect{"scattered", 2, "f32[2, 3, 2]",
+                                 "_c10d_functional::reduce_scatter_tensor", "f32[2, 3, 2]"}}) {
+    SCOPED_TRACE(e.name);
+    const ir::Node& back = NodeOf(g, e.name);
+    EXPECT_EQ(back.op.ToString(), "aten::transpose.int");
+    EXPECT_EQ(back.args[1].as_int(), 0);
+    EXPECT_EQ(back.args[2].as_int(), e.dim);
+    EXPECT_EQ(back.type().ToString(), e.result);
+    const ir::Node& wait = ArgNode(g, back.args[0]);
+    EXPECT_EQ(wait.op.ToString(), "_c10d_functional::wait_tensor");
+    const ir::Node& collective = ArgNode(g, wait.args[0]);
+    EXPECT_EQ(collective.op.ToString(), e.collective);
+    EXPECT_EQ(collective.type().ToString(), e.moved);
+    const ir::Node& swap = ArgNode(g, collective.args[0]);
+    EXPECT_EQ(swap.op.ToString(), "aten::transpose.int");
+    EXPECT_EQ(swap.args[2].as_int(), e.dim);
+    EXPECT_EQ(g.ValueName(swap.args[0].as_tensor()), "p");
+  }
+}
+
 TEST(HloReader, MalformedAllToAllIsAnErrorAtItsLine) {
   struct Case {
     const char* a2a;

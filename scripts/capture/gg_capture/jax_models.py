@@ -138,7 +138,7 @@ def _rotary(x, cos, sin):
 
 
 def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope="input",
-                data=""):
+                data="", sp=False):
     """A Llama-style block (RMSNorm, rotary attention, SwiGLU) with Megatron-style TP: wq/wk/wv
     and w_gate/w_up column-sharded (heads and FFN units split), wo and w_down row-sharded, norms
     and x replicated, the output replicated. mask: "bias" (an additive causal mask, an input:
@@ -146,7 +146,9 @@ def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope
     and jnp.where inside the block) or "none". rope: "input" (the rotary tables are inputs, as
     a model's precomputed buffers are) or "computed" (inside the block from jnp.arange; the
     table inputs are then unused). data=AXIS: x's and the output's batch split over that axis
-    (TP x DP)."""
+    (TP x DP). sp: x and the output split along the sequence over the tp axis as well (sequence
+    parallelism: XLA gathers the sequence before the column-parallel projections and splits it
+    after the row-parallel ones)."""
     if mask not in ("bias", "where", "none"):
         raise ValueError(f"mask {mask!r}: use bias, where or none")
     if rope not in ("input", "computed"):
@@ -182,8 +184,9 @@ def llama_block(mesh, batch=2, seq=8, dim=32, heads=4, ffn=64, mask="bias", rope
     shapes = [(batch, seq, dim), (seq, half), (seq, half), (seq, seq), (dim,), (dim, dim),
               (dim, dim), (dim, dim), (dim, dim), (dim,), (dim, ffn), (dim, ffn), (ffn, dim)]
     col, row = P(None, tp), P(tp, None)
-    in_specs = (P(dp), P(), P(), P(), P(), col, col, col, row, P(), col, col, row)
-    return block, tuple(jax.ShapeDtypeStruct(s, f32) for s in shapes), in_specs, P(dp)
+    act = P(dp, tp) if sp else P(dp)
+    in_specs = (act, P(), P(), P(), P(), col, col, col, row, P(), col, col, row)
+    return block, tuple(jax.ShapeDtypeStruct(s, f32) for s in shapes), in_specs, act
 
 
 def _rms_norm_dim(x, weight, eps=1e-5):
