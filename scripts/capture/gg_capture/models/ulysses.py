@@ -25,11 +25,11 @@ Bugs (tests/bugs):
                          sequence ranks: the SP size times the gradient (and the ranks' losses
                          add up to SP times the loss).
 """
-import math
 
 import torch
 import torch.distributed._functional_collectives as fc
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .. import tp as tpmod
 from .base import Program, full
@@ -90,24 +90,23 @@ class UlyssesLayer(torch.nn.Module):
         for lin in (self.q, self.k, self.v, self.proj, self.fc1, self.fc2):
             lin.weight.data, lin.bias.data = full(*lin.weight.shape), full(lin.out_features)
 
-    def attention(self, x, mask):
+    def attention(self, x):
         s, b, h = x.shape
         n, d = self.heads, h // self.heads
         y = self.ln1(x)
         q, k, v = (seq_all_to_all(lin(y).reshape(s, b, n, d), 2, 0, self.sp, self.bug)
                    for lin in (self.q, self.k, self.v))  # [S, b, n/p, d]
-        seq, local = q.shape[0], q.shape[2]
-        # [S, b, n/p, d] -> [b * n/p, S, d]: batched products over merged batch and heads, the
-        # scores masked and normalized as [b, n/p, S, S] (Megatron's CoreAttention)
-        q, k, v = (t.reshape(seq, b * local, d).transpose(0, 1) for t in (q, k, v))
-        scores = (torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d)).view(b, local, seq, seq)
-        probs = F.softmax(scores.masked_fill(mask, -10000.0), dim=-1).view(b * local, seq, seq)
-        ctx = torch.bmm(probs, v).view(b, local, seq, d).permute(2, 0, 1, 3)
-        ctx = seq_all_to_all(ctx.contiguous(), 0, 2, self.sp, self.bug)  # [s, b, n, d]
-        return self.proj(ctx.reshape(s, b, h))
+        # the local attention DistributedAttention wraps: causal SDPA over the whole sequence,
+        # [b, n/p, S, d], on its math backend (matmul, softmax, matmul, and their backward; the
+        # CPU's fused kernel has an opaque backward)
+        with sdpa_kernel([SDPBackend.MATH]):
+            ctx = F.scaled_dot_product_attention(*(t.permute(1, 2, 0, 3) for t in (q, k, v)),
+                                                 is_causal=True)
+        ctx = seq_all_to_all(ctx.permute(2, 0, 1, 3).contiguous(), 0, 2, self.sp, self.bug)
+        return self.proj(ctx.reshape(s, b, h))  # ctx [s, b, n, d]
 
-    def forward(self, x, mask):
-        x = x + self.attention(x, mask)
+    def forward(self, x):
+        x = x + self.attention(x)
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
@@ -120,8 +119,8 @@ class _Net(torch.nn.Module):
         self.head = torch.nn.Linear(cfg["hidden"], cfg["vocab"], bias=False)
         self.head.weight.data = full(cfg["vocab"], cfg["hidden"])
 
-    def forward(self, hidden, attention_mask, labels):
-        logits = self.head(self.ln_f(self.layer(hidden, attention_mask)))  # [s, b, V]
+    def forward(self, hidden, labels):
+        logits = self.head(self.ln_f(self.layer(hidden)))  # [s, b, V]
         # the sum over this rank's tokens divided by the whole sequence's token count (at SP 1:
         # the mean); the bug divides by this rank's own count (its chunk's mean)
         tokens = labels.numel() * (1 if self.bug == "chunk_mean_loss" else self.sp.size)
@@ -132,7 +131,7 @@ class _Net(torch.nn.Module):
 
 class Ulysses(Program):
     """Ulysses sequence parallelism over the whole world: hidden states and labels sharded along
-    the sequence, the causal mask replicated (each rank attends over the whole sequence); the
+    the sequence (each rank attends over the whole sequence, causally, with its heads); the
     weights replicated, their gradients all-reduced (the sequence_parallel mark); the loss
     partial."""
     plan = ("DeepSpeed-Ulysses sequence parallelism: sequence chunks per rank, all-to-all to heads "
@@ -160,9 +159,7 @@ class Ulysses(Program):
         seq, local = c["seq"], c["seq"] // tp.size
         hidden = torch.randn(seq, c["batch"], c["hidden"], generator=g)
         labels = torch.randint(0, c["vocab"], (seq, c["batch"]), generator=g)
-        mask = torch.ones(seq, seq, dtype=torch.bool).triu(1).reshape(1, 1, seq, seq)
         return {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
-                "attention_mask": mask,
                 "labels": tpmod.shard(labels, 0, tp) if tp.size > 1 else labels}
 
     def data_placement(self, name):
