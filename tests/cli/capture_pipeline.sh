@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# capture_pipeline: the committed pipeline cases (tests/pipeline: torch.distributed.pipelining's
+# GPipe and 1F1B schedules at PP 2 and 4, and PP 2 x TP 2, forward and joint) are what
+# scripts/capture/make_pipeline.py produces and graphguard verify gives the verdicts its manifest
+# records.
+#   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES);
+#   2. the program-form files are canonical (graphguard import writes the same bytes);
+#   3. with .venv (torch): regenerating pp2_tp2_1f1b/fwd (a pp x tp mesh, the schedule traced on
+#      the fake process group) gives byte-identical files.
+# Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
+set -euo pipefail
+GG=$1
+ROOT=$2
+CASES_DIR=$ROOT/tests/pipeline
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+python3 "$ROOT/scripts/capture/make_pipeline.py" --out "$CASES_DIR" --verdicts "$GG" --check
+
+for f in "$CASES_DIR"/*/*/dist.json; do
+  "$GG" import "$f" -o "$TMP/canonical.json"
+  cmp "$f" "$TMP/canonical.json" || { echo "not canonical: $f" >&2; exit 1; }
+done
+
+PY=$ROOT/.venv/bin/python
+if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "capture_pipeline: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
+  exit 0
+fi
+CASE=pp2_tp2_1f1b/fwd
+PYTHONPATH="$ROOT/scripts/capture" "$PY" "$ROOT/scripts/capture/make_pipeline.py" \
+  --out "$TMP/pipeline" --only "$CASE" 2>/dev/null
+diff -r "$CASES_DIR/$CASE" "$TMP/pipeline/$CASE"
+echo "capture_pipeline: regenerated $CASE byte-identical"
