@@ -40,7 +40,8 @@ def capture_case(case, out):
         os.makedirs(d, exist_ok=True)
         if hasattr(program, "texts"):  # a pipeline program (gg_capture/pipeline.py) writes its own
             files = program.texts(mode)
-            for name, text in (("seq.json", files["seq.json"]), (f"tp{degree}.json", files["dist.json"]),
+            for name, text in (("seq.json", files["seq.json"]),
+                               (f"tp{degree}.json", files["dist.json"]),
                                ("spec.rel", files["spec.rel"])):
                 with open(os.path.join(d, name), "w") as f:
                     f.write(text)

@@ -43,8 +43,9 @@ End ResolveEnd(const ir::Program& program, int32_t rank, ir::NodeId id, const ir
   std::optional<std::string> group = GroupNameOf(info, node);
   if (!group) {
     throw InputError(g.file, node.def_line,
-                     DescribeNode(node) + " names no process group; name the group (its name, "
-                                          "as the capture writes it) in '" +
+                     DescribeNode(node) +
+                         " names no process group; name the group (its name, "
+                         "as the capture writes it) in '" +
                          info.traits.group_arg + "'");
   }
   end.group = *group;
@@ -92,9 +93,8 @@ End ResolveEnd(const ir::Program& program, int32_t rank, ir::NodeId id, const ir
                      DescribeNode(node) + " names its own rank " + std::to_string(rank) +
                          " as the peer; a transfer goes to another rank of the group");
   }
-  const bool writes_buffer =
-      std::any_of(info.schema.args.begin(), info.schema.args.end(),
-                  [](const ir::ArgSchema& a) { return a.mutated; });
+  const bool writes_buffer = std::any_of(info.schema.args.begin(), info.schema.args.end(),
+                                         [](const ir::ArgSchema& a) { return a.mutated; });
   if (info.traits.collective == ir::CollectiveKind::kRecv && writes_buffer &&
       !node.functionalized) {
     std::vector<ir::TensorRef> buffers = node.TensorInputs();
@@ -117,9 +117,9 @@ struct Event {
   enum Kind { kNeed, kPost, kCollective };
   size_t index = 0;
   Kind kind = kNeed;
-  size_t transfer = 0;     // kNeed, kPost
-  std::string group;       // kCollective
-  size_t call = 0;         // kCollective: the call's number on its group
+  size_t transfer = 0;  // kNeed, kPost
+  std::string group;    // kCollective
+  size_t call = 0;      // kCollective: the call's number on its group
   friend bool operator<(const Event& a, const Event& b) {
     // at one node: what it reads first (needs), then what it does (post, collective)
     return std::tie(a.index, a.kind) < std::tie(b.index, b.kind);
@@ -197,9 +197,8 @@ void CheckProgress(const ir::Program& program, const std::vector<ir::Transfer>& 
       std::vector<int32_t> members = members_of(e.group);
       bool ready = true;
       for (int32_t m : members) {
-        ready = ready && at[m] < events[m].size() &&
-                events[m][at[m]].kind == Event::kCollective && events[m][at[m]].group == e.group &&
-                events[m][at[m]].call == e.call;
+        ready = ready && at[m] < events[m].size() && events[m][at[m]].kind == Event::kCollective &&
+                events[m][at[m]].group == e.group && events[m][at[m]].call == e.call;
       }
       if (!ready) continue;
       for (int32_t m : members) ++at[m];
@@ -213,8 +212,8 @@ void CheckProgress(const ir::Program& program, const std::vector<ir::Transfer>& 
     if (first < 0) first = r;
     const ir::Graph& g = program.rank(r);
     const Event& e = events[r][at[r]];
-    const std::string here =
-        e.index < g.nodes.size() ? Where(g, static_cast<ir::NodeId>(e.index))
+    const std::string here = e.index < g.nodes.size()
+                                 ? Where(g, static_cast<ir::NodeId>(e.index))
                                  : g.file + ":" + std::to_string(g.return_line) + " (the end)";
     waits += "; rank " + std::to_string(r) + " waits at " + here;
     if (e.kind == Event::kCollective) {
@@ -229,13 +228,13 @@ void CheckProgress(const ir::Program& program, const std::vector<ir::Transfer>& 
   if (first < 0) return;
   const ir::Graph& g = program.rank(first);
   const Event& e = events[first][at[first]];
-  throw InputError(g.file,
-                   e.index < g.nodes.size() ? g.nodes[e.index].def_line : g.return_line,
+  throw InputError(g.file, e.index < g.nodes.size() ? g.nodes[e.index].def_line : g.return_line,
                    "the ranks deadlock: no rank can go on (a send posts its tensor and goes on, a "
                    "receive completes where its value is first read, a collective waits for its "
                    "whole group)" +
-                       waits + "; reorder the transfers so that each tensor is sent before its "
-                               "receiver needs it");
+                       waits +
+                       "; reorder the transfers so that each tensor is sent before its "
+                       "receiver needs it");
 }
 
 }  // namespace
@@ -276,10 +275,9 @@ std::vector<ir::Transfer> PairTransfers(const ir::Program& program) {
         throw InputError(gd.file, gd.nodes.at(recvs[k].node).def_line,
                          "transfer #" + std::to_string(k + 1) + " from rank " +
                              std::to_string(src) + " to rank " + std::to_string(dst) +
-                             " on group '" + group + "': " + Where(gs, sends[k].node) +
-                             " sends " + TypeText(sends[k].type) + " but " +
-                             Where(gd, recvs[k].node) + " receives into " +
-                             TypeText(recvs[k].type));
+                             " on group '" + group + "': " + Where(gs, sends[k].node) + " sends " +
+                             TypeText(sends[k].type) + " but " + Where(gd, recvs[k].node) +
+                             " receives into " + TypeText(recvs[k].type));
       }
       transfers.push_back(ir::Transfer{src, sends[k].node, dst, recvs[k].node, group});
     }
@@ -287,15 +285,14 @@ std::vector<ir::Transfer> PairTransfers(const ir::Program& program) {
       const bool more_sends = sends.size() > recvs.size();
       const End& extra = more_sends ? sends[n] : recvs[n];
       const ir::Graph& ge = program.rank(extra.rank);
-      throw InputError(ge.file, ge.nodes.at(extra.node).def_line,
-                       "rank " + std::to_string(src) + " sends " + std::to_string(sends.size()) +
-                           " tensors to rank " + std::to_string(dst) + " on group '" + group +
-                           "' but rank " + std::to_string(dst) + " receives " +
-                           std::to_string(recvs.size()) + " from rank " + std::to_string(src) +
-                           "; the first unmatched is " + Where(ge, extra.node) + ": " +
-                           DescribeNode(ge.nodes.at(extra.node)) + " (a " +
-                           (more_sends ? "send without its receive" : "receive without its send") +
-                           ")");
+      throw InputError(
+          ge.file, ge.nodes.at(extra.node).def_line,
+          "rank " + std::to_string(src) + " sends " + std::to_string(sends.size()) +
+              " tensors to rank " + std::to_string(dst) + " on group '" + group + "' but rank " +
+              std::to_string(dst) + " receives " + std::to_string(recvs.size()) + " from rank " +
+              std::to_string(src) + "; the first unmatched is " + Where(ge, extra.node) + ": " +
+              DescribeNode(ge.nodes.at(extra.node)) + " (a " +
+              (more_sends ? "send without its receive" : "receive without its send") + ")");
     }
   }
   std::sort(transfers.begin(), transfers.end(), [](const ir::Transfer& a, const ir::Transfer& b) {

@@ -25,7 +25,8 @@ std::string ReadAll(const std::string& path) {
   return text.str();
 }
 
-// The two-stage pipeline of tests/data/goals/pipeline_two_stages with `from` replaced by `to` (each once).
+// The two-stage pipeline of tests/data/goals/pipeline_two_stages with `from` replaced by `to` (each
+// once).
 class Variant {
  public:
   Variant() : dir_(fs::temp_directory_path() / ("gg_p2p_test_" + std::to_string(::getpid()))) {
@@ -111,14 +112,13 @@ TEST(PointToPoint, UnpairedTransfersNameTheFirstUnmatched) {
 TEST(PointToPoint, PairedTensorsAgreeInShapeAndDtype) {
   Variant v;
   // rank 1 receives the first tensor into a bf16 buffer (and reads the second one twice)
-  auto [line, msg] = LoadError(v.Write({{R"("args":[[2, 8]],"kwargs":[{"name":"dtype","value":{"dtype":"f32"}})",
-                                          R"("args":[[2, 8]],"kwargs":[{"name":"dtype","value":{"dtype":"bf16"}})"},
-                                         {R"({"name":"buf0","type":"f32[2, 8]"})",
-                                          R"({"name":"buf0","type":"bf16[2, 8]"})"},
-                                         {R"({"name":"a0","type":"f32[2, 8]"})",
-                                          R"({"name":"a0","type":"bf16[2, 8]"})"},
-                                         {R"("op":"aten::relu.default","args":[{"ref":"a0"}])",
-                                          R"("op":"aten::relu.default","args":[{"ref":"a1"}])"}}));
+  auto [line, msg] = LoadError(
+      v.Write({{R"("args":[[2, 8]],"kwargs":[{"name":"dtype","value":{"dtype":"f32"}})",
+                R"("args":[[2, 8]],"kwargs":[{"name":"dtype","value":{"dtype":"bf16"}})"},
+               {R"({"name":"buf0","type":"f32[2, 8]"})", R"({"name":"buf0","type":"bf16[2, 8]"})"},
+               {R"({"name":"a0","type":"f32[2, 8]"})", R"({"name":"a0","type":"bf16[2, 8]"})"},
+               {R"("op":"aten::relu.default","args":[{"ref":"a0"}])",
+                R"("op":"aten::relu.default","args":[{"ref":"a1"}])"}}));
   EXPECT_EQ(line, 27) << msg;
   EXPECT_NE(msg.find("transfer #1 from rank 0 to rank 1 on group 'pp'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("sends f32[2, 8] but"), std::string::npos) << msg;
@@ -128,7 +128,8 @@ TEST(PointToPoint, PairedTensorsAgreeInShapeAndDtype) {
 TEST(PointToPoint, PeersMustBeOtherMembersOfTheGroup) {
   Variant v;
   // c10d names the peer by its position in the group: 2 is not one of [0, 1]
-  auto [line, msg] = LoadError(v.Write({{R"([[{"ref":"h0"}],"pp",1,0])", R"([[{"ref":"h0"}],"pp",2,0])"}}));
+  auto [line, msg] =
+      LoadError(v.Write({{R"([[{"ref":"h0"}],"pp",1,0])", R"([[{"ref":"h0"}],"pp",2,0])"}}));
   EXPECT_EQ(line, 14) << msg;
   EXPECT_NE(msg.find("'dst' 2 of 'send0' (c10d::send.default) is not a position in process group "
                      "'pp' [0, 1]"),
@@ -167,16 +168,16 @@ TEST(PointToPoint, DeadlocksAreFoundAndPostedReceivesAreNot) {
       R"({"name":"y","kind":"call","op":"aten::cat.default","args":[[{"ref":"y0"},{"ref":"y1"}]],"kwargs":[],"outputs":[{"name":"y","type":"f32[4, 8]"}]})";
   const std::string first_node =
       R"({"name":"x0","kind":"call","op":"aten::slice.Tensor","args":[{"ref":"x"},0,0,2],)";
-  auto [line, msg] = LoadError(
-      v.Write({{first_node, back_buffer + "\n        " + read_back}, {cat, send_back}}));
+  auto [line, msg] =
+      LoadError(v.Write({{first_node, back_buffer + "\n        " + read_back}, {cat, send_back}}));
   EXPECT_EQ(line, 14) << msg;
   EXPECT_NE(msg.find("the ranks deadlock"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rank 0 waits at"), std::string::npos) << msg;
   EXPECT_NE(msg.find("for the tensor rank 1 sends at"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rank 1 waits at"), std::string::npos) << msg;
   // The same receive read only at the end (after rank 0's sends): no deadlock.
-  EXPECT_NO_THROW(LoadProgram({v.Write({{first_node, back_buffer + "\n        " + first_node},
-                                        {cat, send_back}})}));
+  EXPECT_NO_THROW(LoadProgram(
+      {v.Write({{first_node, back_buffer + "\n        " + first_node}, {cat, send_back}})}));
 }
 
 // A collective waits for its whole group: a rank that needs a tensor sent after the collective,

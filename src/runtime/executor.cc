@@ -150,8 +150,9 @@ class RankRun {
   const ir::Transfer& TransferAt(const ir::Node& node, ir::NodeId id) const {
     const ir::Transfer* t = program_.TransferOf(rank_, id);
     if (t == nullptr) {
-      Fail(node, "point-to-point transfer without its peer (the program's transfers are paired "
-                 "by the loader, frontend::PairTransfers)");
+      Fail(node,
+           "point-to-point transfer without its peer (the program's transfers are paired "
+           "by the loader, frontend::PairTransfers)");
     }
     return *t;
   }
@@ -370,9 +371,9 @@ class RankRun {
     std::vector<at::Tensor> outputs(node.outputs.size());
     for (size_t o = 0; o < outputs.size(); ++o) {
       if (node.outputs[o].type) {
-        outputs[o] = at::empty({0}, at::TensorOptions()
-                                        .dtype(ToAten(node.outputs[o].type->dtype))
-                                        .device(options_.device));
+        outputs[o] = at::empty(
+            {0},
+            at::TensorOptions().dtype(ToAten(node.outputs[o].type->dtype)).device(options_.device));
       }
     }
     Store(node, std::move(outputs));

@@ -40,8 +40,8 @@ struct RankCollective {
 // processes: MPI, NCCL). Every member calls it at the same point of its graph. Point-to-point
 // transfers come here too: a send (kSend, output ignored) where the graph sends, a receive
 // (kRecv: the received tensor) where its value is first read, the receives from one peer on one
-// group in the order the graph posted them (the order messages between two ranks match in). It is given CPU
-// tensors (ExecuteRank copies a device value to the host and the output back) unless
+// group in the order the graph posted them (the order messages between two ranks match in). It is
+// given CPU tensors (ExecuteRank copies a device value to the host and the output back) unless
 // ExecutionOptions::collectives_on_device says it takes the device's tensors (NCCL).
 using CollectiveBackend = std::function<at::Tensor(const RankCollective& call)>;
 

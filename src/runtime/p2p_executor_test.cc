@@ -13,7 +13,8 @@
 namespace gg::runtime {
 namespace {
 
-const std::string kPipeline = std::string(GG_SOURCE_DIR) + "/tests/data/goals/pipeline_two_stages/dist";
+const std::string kPipeline =
+    std::string(GG_SOURCE_DIR) + "/tests/data/goals/pipeline_two_stages/dist";
 
 // tests/data/goals/pipeline_two_stages: rank 0 sends x[0:2] w1 and x[2:4] w1, rank 1 returns
 // cat(relu(a0) w2, relu(a1) w2) of what it receives: relu(x w1) w2.
@@ -22,7 +23,9 @@ struct Pipeline {
   at::Tensor x = at::randn({4, 8}, at::kDouble).to(at::kFloat);
   at::Tensor w1 = at::randn({8, 8}, at::kDouble).to(at::kFloat);
   at::Tensor w2 = at::randn({8, 8}, at::kDouble).to(at::kFloat);
-  std::vector<GraphInputs> Inputs() const { return {GraphInputs{{x, w1}, {}}, GraphInputs{{w2}, {}}}; }
+  std::vector<GraphInputs> Inputs() const {
+    return {GraphInputs{{x, w1}, {}}, GraphInputs{{w2}, {}}};
+  }
   at::Tensor Expected() const { return at::mm(at::relu(at::mm(x, w1)), w2); }
 };
 

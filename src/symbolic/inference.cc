@@ -1078,13 +1078,13 @@ class Verifier {
             }
           }
           for (int32_t rank : others) {
-            Extractor on_rank(local.egraph(), AdditiveCost([&](const ENode& n) {
-                                if (n.op == lang.tensor &&
-                                    local.leaves().at(n.payload).rank != rank) {
-                                  return kInfiniteCost;
-                                }
-                                return CleanNodeCost(local.leaves(), n);
-                              }));
+            Extractor on_rank(
+                local.egraph(), AdditiveCost([&](const ENode& n) {
+                  if (n.op == lang.tensor && local.leaves().at(n.payload).rank != rank) {
+                    return kInfiniteCost;
+                  }
+                  return CleanNodeCost(local.leaves(), n);
+                }));
             if (auto there = on_rank.Extract(cls)) record(there->expr);
           }
         }

@@ -84,7 +84,8 @@ class Model(torch.nn.Module):
         self.layers = torch.nn.ModuleList(Block(cfg["hidden"], cfg["ffn"], tp)
                                           for _ in range(cfg["layers"]))
         self.head = torch.nn.Linear(cfg["hidden"], cfg["out"])
-        self.head.weight.data, self.head.bias.data = full(cfg["out"], cfg["hidden"]), full(cfg["out"])
+        self.head.weight.data = full(cfg["out"], cfg["hidden"])
+        self.head.bias.data = full(cfg["out"])
 
     def forward(self, x, target):
         for layer in self.layers:
@@ -181,7 +182,7 @@ class PipelineProgram:
         """Rank `rank`'s whole schedule as one GraphGuard graph; returns (graph, outputs) where
         outputs names what the graph returns: ("loss", k) per micro-batch, ("output",) and
         ("grad", fqn) per stage parameter."""
-        from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+        from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe
         joint = mode == "joint"
         stage, t = divmod(rank, self.tp)
         first, last = stage == 0, stage == self.pp - 1

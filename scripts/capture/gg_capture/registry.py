@@ -115,13 +115,15 @@ PIPELINE_BUGS = {
         "joint", 2, {"pp": 2, "schedule": "gpipe", "m": 2, "bug": "loss_not_scaled"}),
     "pp_grad_not_accumulated": (
         "NVIDIA-NeMo/Automodel PR #3530 (stage re-initialization cleared the gradients between "
-        "micro-batches: only the last one trained); torchtitan PR #3575 (zero_grad per micro-batch)",
-        "every parameter's .grad cleared before each micro-batch's backward: the last micro-batch's "
-        "gradient only", "joint", 2,
+        "micro-batches: only the last one trained); torchtitan PR #3575 (zero_grad per "
+        "micro-batch)",
+        "every parameter's .grad cleared before each micro-batch's backward: the last "
+        "micro-batch's gradient only", "joint", 2,
         {"pp": 2, "schedule": "1f1b", "m": 2, "bug": "grad_not_accumulated"}),
     "pp_stash_wrong_micro_batch": (
-        "pytorch PR #140981 / issue #139404 (pipelining's backward paired a micro-batch's "
-        "gradients with another's cached tensors)",
+        "a variant of pytorch issue #139404 / PR #140981 (a stage kept its most recent backward "
+        "result, not one per micro-batch, so reordered backwards could send another "
+        "micro-batch's gradients)",
         "the first stage pops its activation stash last-in first-out: each backward meets another "
         "micro-batch's activations", "joint", 2,
         {"pp": 2, "schedule": "gpipe", "m": 2, "bug": "stash_lifo"}),

@@ -163,8 +163,8 @@ at::Tensor MpiCollectives::RunTransfer(const RankCollective& call, MPI_Comm comm
     return at::Tensor();
   }
   at::Tensor out = at::empty_like(in);
-  CheckMpi(MPI_Recv(out.data_ptr(), count, WireType(in.scalar_type()), position, kTransferTag,
-                    comm, MPI_STATUS_IGNORE),
+  CheckMpi(MPI_Recv(out.data_ptr(), count, WireType(in.scalar_type()), position, kTransferTag, comm,
+                    MPI_STATUS_IGNORE),
            "MPI_Recv");
   return out;
 }

@@ -70,7 +70,7 @@ class MpiCollectives {
   int rank_ = 0;
   int size_ = 0;
   std::map<std::vector<int32_t>, MPI_Comm> comms_;  // by the group's members, in group order
-  std::vector<PendingSend> sends_;                   // posted sends not yet known complete
+  std::vector<PendingSend> sends_;                  // posted sends not yet known complete
 };
 
 // Runs this process's rank of the program (its MPI rank in collectives.world) with the MPI
