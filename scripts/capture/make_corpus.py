@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4, forward and joint.
+"""Regenerate tests/corpus: every corpus model at TP 1, 2, 4 (or the degrees it names), forward and
+joint.
 
   make_corpus.py [--out DIR] [--only MODEL/MODE ...]     capture (and write the manifest)
   make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case;
                                                           record the verdicts in the manifest, or
                                                           (--check) fail when one differs
 
-Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel}, and tp8.json for the
-programs whose `degrees` include 8; the TP 1 case verifies seq.json against itself (a single
-graph is rank 0). The spec does not depend on the degree (it is
-written with `world`). DIR/manifest.json says how each case was made and the verdict
-`graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
+Layout: DIR/<model>/<mode>/{seq.json, tp2.json, tp4.json, spec.rel} (a tp<N>.json per degree); the
+TP 1 case verifies seq.json against itself (a single graph is rank 0). The spec does not depend on
+the degree (it is written with `world`). DIR/manifest.json says how each case was made and the
+verdict `graphguard verify` gives today (tests/cli/capture_corpus.sh checks both).
 """
 import argparse
 import json
@@ -27,13 +27,21 @@ MODES = ("fwd", "joint")
 
 
 def versions():
+    """torch and the packages corpus programs run (None: not installed)."""
+    from importlib import metadata
     import torch
-    try:
-        import transformers
-        tv = transformers.__version__
-    except ImportError:
-        tv = None
-    return {"torch": torch.__version__.split("+")[0], "transformers": tv}
+    found = {"torch": torch.__version__.split("+")[0]}
+    for package in ("transformers", "megatron-core", "torchtitan", "spmd-types"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def degrees(program):
+    """The TP degrees a program is captured at besides 1 (DEGREES unless it says otherwise)."""
+    return tuple(getattr(program, "degrees", DEGREES))
 
 
 def make_case(model, mode, out_dir):
@@ -58,6 +66,7 @@ def make_case(model, mode, out_dir):
 
 
 def degrees(program):
+    """The TP degrees D is captured at (besides TP 1): the program's own, else DEGREES."""
     return tuple(getattr(program, "degrees", DEGREES))
 
 
@@ -72,7 +81,8 @@ def verify(graphguard, case_dir, degree, numeric=False):
         cmd.append("--no-numeric")
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
-    return first.split(":")[0], first
+    # the verdict word: "REFINES under 3 premises (...): ..." is REFINES (first_line keeps the rest)
+    return (first.split(":")[0].split() or [""])[0], first
 
 
 def verdicts(graphguard, corpus, check):
@@ -97,6 +107,34 @@ def verdicts(graphguard, corpus, check):
     return 1 if failures else 0
 
 
+def select(ap, cases, only):
+    """The (name, mode) cases named NAME/MODE in `only`, or every case without it; a name that is
+    not a case is a usage error of `ap`."""
+    if not only:
+        return cases
+    chosen = [c for c in cases if f"{c[0]}/{c[1]}" in only]
+    if len(chosen) != len(only):
+        ap.error(f"unknown case in {only}")
+    return chosen
+
+
+def read_entries(path, name_key):
+    """The cases of the manifest at `path` by (case[name_key], case["mode"]); {} without one."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {(c[name_key], c["mode"]): c for c in json.load(f)["cases"]}
+
+
+def write_manifest(path, generator, entries):
+    """The manifest of `generator` (a script under scripts/capture): the versions captured with
+    and the entries, sorted by key."""
+    manifest = {"generator": generator, "versions": versions(),
+                "cases": [entries[k] for k in sorted(entries)]}
+    with open(path, "w") as f:
+        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "corpus"))
@@ -107,16 +145,9 @@ def main(argv=None):
     if a.verdicts:
         return verdicts(a.verdicts, a.out, a.check)
     from gg_capture import registry
-    cases = [(m, mode) for m in registry.CORPUS for mode in MODES]
-    if a.only:
-        cases = [c for c in cases if f"{c[0]}/{c[1]}" in a.only]
-        if len(cases) != len(a.only):
-            ap.error(f"unknown case in {a.only}")
+    cases = select(ap, [(m, mode) for m in registry.CORPUS for mode in MODES], a.only)
     manifest_path = os.path.join(a.out, "manifest.json")
-    old = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = {(c["model"], c["mode"]): c for c in json.load(f)["cases"]}
+    old = read_entries(manifest_path, "model")
     entries = dict(old)
     for model, mode in cases:
         start = time.time()
@@ -133,10 +164,7 @@ def main(argv=None):
         print(f"make_corpus: {model}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
     if a.out != os.path.join(ROOT, "tests", "corpus") and a.only:
         return 0  # a partial regeneration elsewhere (the test) writes no manifest
-    manifest = {"generator": "scripts/capture/make_corpus.py", "versions": versions(),
-                "cases": [entries[k] for k in sorted(entries)]}
-    with open(manifest_path, "w") as f:
-        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_manifest(manifest_path, "scripts/capture/make_corpus.py", entries)
     return 0
 
 

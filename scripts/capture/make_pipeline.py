@@ -3,11 +3,11 @@
 and 1F1B schedules, alone and with tensor parallelism inside the stages), forward and joint.
 
   make_pipeline.py [--out DIR] [--only CASE/MODE ...]     capture (and write the manifest)
-  make_pipeline.py --verdicts GRAPHGUARD [--check]        verify --no-numeric every committed
-                                                          case; record the verdicts in the
-                                                          manifest, or (--check) fail on a change
-  make_pipeline.py --checks GRAPHGUARD [--check]          the same with `graphguard check`
-                                                          (numeric, a LibTorch build)
+  make_pipeline.py --verdicts GRAPHGUARD [--check] [--only CASE/MODE ...]
+                     verify --no-numeric every committed case (or those named); record the
+                     verdicts in the manifest, or (--check) fail on a change
+  make_pipeline.py --checks GRAPHGUARD [--check] [--only CASE/MODE ...]
+                     the same with `graphguard check` (numeric, a LibTorch build)
 
 Layout: DIR/<case>/<mode>/{seq.json, dist.json, spec.rel}: S is the whole model on the whole
 batch, dist.json every rank's whole schedule (every micro-batch, forward and backward for joint),
@@ -54,12 +54,16 @@ def run(graphguard, case_dir, command):
     return first.split(":")[0], first
 
 
-def verdicts(graphguard, out, check, command):
+def verdicts(graphguard, out, check, command, only=None):
+    """Runs `command` (verify or check) on every case of the manifest (or those named CASE/MODE
+    in `only`) and records the verdicts in it, or with `check` compares them with it."""
     path = os.path.join(out, "manifest.json")
     with open(path) as f:
         manifest = json.load(f)
     failures = 0
     for case in manifest["cases"]:
+        if only and f"{case['case']}/{case['mode']}" not in only:
+            continue
         case_dir = os.path.join(out, case["case"], case["mode"])
         verdict, line = run(graphguard, case_dir, command)
         want = case.get(command, {}).get("verdict")
@@ -84,20 +88,14 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     if a.verdicts:
-        return verdicts(a.verdicts, a.out, a.check, "verify")
+        return verdicts(a.verdicts, a.out, a.check, "verify", a.only)
     if a.checks:
-        return verdicts(a.checks, a.out, a.check, "check")
+        return verdicts(a.checks, a.out, a.check, "check", a.only)
     from gg_capture import registry
-    cases = [(c, mode) for c in registry.PIPELINE for mode in MODES]
-    if a.only:
-        cases = [c for c in cases if f"{c[0]}/{c[1]}" in a.only]
-        if len(cases) != len(a.only):
-            ap.error(f"unknown case in {a.only}")
+    cases = make_corpus.select(ap, [(c, mode) for c in registry.PIPELINE for mode in MODES],
+                               a.only)
     manifest_path = os.path.join(a.out, "manifest.json")
-    old = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = {(c["case"], c["mode"]): c for c in json.load(f)["cases"]}
+    old = make_corpus.read_entries(manifest_path, "case")
     entries = dict(old)
     for case, mode in cases:
         start = time.time()
@@ -112,11 +110,7 @@ def main(argv=None):
         print(f"make_pipeline: {case}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
     if a.out != os.path.join(ROOT, "tests", "pipeline") and a.only:
         return 0  # a partial regeneration elsewhere (the test) writes no manifest
-    manifest = {"generator": "scripts/capture/make_pipeline.py",
-                "versions": make_corpus.versions(),
-                "cases": [entries[k] for k in sorted(entries)]}
-    with open(manifest_path, "w") as f:
-        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    make_corpus.write_manifest(manifest_path, "scripts/capture/make_pipeline.py", entries)
     return 0
 
 

@@ -250,6 +250,7 @@ const std::vector<Case>& Cases() {
       {"aten::ne.Tensor", {"i64[2, 3]", "i64[]"}, "$0, $1", "b8[2, 3]"},
       {"aten::lt.Tensor", {"f32[2, 1]", "f32[1, 3]"}, "$0, $1", "b8[2, 3]"},
       {"aten::gt.Tensor", {"f32[2]", "f32[2]"}, "$0, $1", "b8[2]"},
+      {"aten::ge.Tensor", {"i64[8, 1]", "i64[8]"}, "$0, $1", "b8[8, 8]"},
       {"aten::bitwise_and.Tensor", {"b8[32768]", "b8[32768]"}, "$0, $1", "b8[32768]"},
       {"aten::bitwise_or.Tensor", {"i32[4]", "i64[4]"}, "$0, $1", "i64[4]"},
       {"aten::bitwise_not", {"b8[32768]"}, "$0", "b8[32768]"},

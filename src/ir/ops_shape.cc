@@ -23,10 +23,13 @@ std::vector<OpEntry> ShapeOps() {
       {"aten::t(Tensor(a) self) -> Tensor(a)", T, traits::Exact() | traits::Lower("t")},
       {"aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", Unsqueeze,
        traits::Exact() | traits::Lower("unsqueeze")},
-      {"aten::squeeze(Tensor(a) self) -> Tensor(a)", Squeeze, traits::Exact()},
+      // every squeeze is a reshape to its output shape (the unsqueeze lowering)
+      {"aten::squeeze(Tensor(a) self) -> Tensor(a)", Squeeze,
+       traits::Exact() | traits::Lower("unsqueeze")},
       {"aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", SqueezeDims,
        traits::Exact() | traits::Lower("unsqueeze")},
-      {"aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", SqueezeDims, traits::Exact()},
+      {"aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", SqueezeDims,
+       traits::Exact() | traits::Lower("unsqueeze")},
       {"aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", Select,
        traits::Exact()},
       {"aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "

@@ -65,6 +65,11 @@ const ir::Value& KernelCall::Arg(const std::string& arg) const {
   return args_[arg];
 }
 
+std::string KernelCall::EnumName(const std::string& arg) const {
+  if (!args_.has(arg) || !args_[arg].is_enum()) return "";
+  return args_[arg].as_enum().name;
+}
+
 bool KernelCall::IsNone(const std::string& arg) const {
   return !args_.has(arg) || args_[arg].is_none();
 }
@@ -307,7 +312,14 @@ void AddShape(Table& t) {
   t["aten::split_with_sizes.default"] = [](const KernelCall& c) -> Out {
     return at::split_with_sizes(c.Tensor("self"), c.IntList("split_sizes"), c.Int("dim"));
   };
-  t["aten::clone.default"] = [](const KernelCall& c) -> Out { return {c.Tensor("self").clone()}; };
+  t["aten::clone.default"] = [](const KernelCall& c) -> Out {
+    // memory_format=torch.contiguous_format (autograd's .contiguous() before view_as_complex)
+    // makes the copy contiguous; otherwise the input's layout is preserved
+    if (c.EnumName("memory_format").find("contiguous_format") != std::string::npos) {
+      return {c.Tensor("self").clone(at::MemoryFormat::Contiguous)};
+    }
+    return {c.Tensor("self").clone()};
+  };
   t["aten::detach.default"] = [](const KernelCall& c) -> Out {
     return {c.Tensor("self").detach()};
   };

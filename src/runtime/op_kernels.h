@@ -66,6 +66,9 @@ class KernelCall {
   at::Scalar Scalar(const std::string& arg) const;
   std::optional<at::ScalarType> DType(const std::string& arg) const;
   bool IsNumber(const std::string& arg) const;
+  // The name of an enum argument as the FX printer writes it ("torch.contiguous_format"); empty
+  // when it is None, missing or not an enum.
+  std::string EnumName(const std::string& arg) const;
 
  private:
   const ir::Value& Arg(const std::string& arg) const;

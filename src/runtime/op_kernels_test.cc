@@ -260,6 +260,21 @@ TEST(OpKernels, DropoutModes) {
   EXPECT_FALSE(at::equal(RunCase(c, types, seeded)[1], a[1]));
 }
 
+// clone(memory_format=torch.contiguous_format) (what autograd's .contiguous() records) returns a
+// contiguous copy of a transposed input; the default preserves the input's layout, as ATen does.
+TEST(OpKernels, CloneHonorsMemoryFormat) {
+  at::Tensor x = at::rand({2, 3}).t();
+  OpCase contiguous{"aten::clone.default",
+                    {x},
+                    {In(0)},
+                    {ir::NamedArg{"memory_format", Value(ir::EnumValue{"torch.contiguous_format"})}}};
+  Refs out = RunCase(contiguous, {x}, ExecutionOptions{});
+  EXPECT_TRUE(out[0].is_contiguous());
+  EXPECT_TRUE(at::equal(out[0], x));
+  OpCase preserve{"aten::clone.default", {x}, {In(0)}};
+  EXPECT_EQ(RunCase(preserve, {x}, ExecutionOptions{})[0].strides(), x.strides());
+}
+
 // ---- references for the custom operators, written from their definitions ----
 
 Refs RmsNormRef(const at::Tensor& x, const at::Tensor& w, double eps) {
@@ -333,6 +348,7 @@ std::vector<OpCase> Cases() {
       {"aten::ne.Tensor", {L({1, 2, 3}), L({1, 0, 3})}, {In(0), In(1)}},
       {"aten::lt.Tensor", {L({1, 2, 3}), L({1, 0, 4})}, {In(0), In(1)}},
       {"aten::gt.Tensor", {L({1, 2, 3}), L({1, 0, 4})}, {In(0), In(1)}},
+      {"aten::ge.Tensor", {L({1, 2, 3}), L({1, 0, 4})}, {In(0), In(1)}},
       {"aten::bitwise_and.Tensor", {B({5}), B({5})}, {In(0), In(1)}},
       {"aten::bitwise_or.Tensor", {B({5}), B({5})}, {In(0), In(1)}},
       {"aten::bitwise_not", {B({5})}, {In(0)}},

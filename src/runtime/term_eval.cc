@@ -179,6 +179,12 @@ class Evaluator {
           .index_add_(0, at::where(keep, flat_ids, at::zeros_like(flat_ids)), rows);
     }
     if (op == "cast") return T(n, 0).to(ToAten(static_cast<ir::DType>(I(n, 1))));
+    if (op == "clamp") {
+      // integral bounds on integer x as integers (a double bound would promote x to float)
+      at::Tensor x = T(n, 0);
+      if (at::isFloatingType(x.scalar_type())) return at::clamp(x, F(n, 1), F(n, 2));
+      return at::clamp(x, static_cast<int64_t>(F(n, 1)), static_cast<int64_t>(F(n, 2)));
+    }
     if (op == "wrap_index") {
       // where(ids < 0, ids + n, ids): aten::index's reading of ids in [-n, n), for any ids
       at::Tensor ids = T(n, 0);

@@ -189,9 +189,20 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
   return std::nullopt;
 }
 
-// The S nodes the expected tensors depend on (through tensor inputs), as a mask. Assumed and
-// cut tensors are leaves: the node producing one is needed only when another of its outputs is,
-// and nothing upstream of a leaf is (the region a spec checks ends at its cuts).
+// The tensors an S node's value depends on: what its lowered term reads (ReadInputs) for an
+// operator, its tensor inputs otherwise.
+std::vector<TensorRef> NodeReads(const ir::Graph& s_graph, ir::NodeId id, const SpecResult& spec) {
+  const ir::Node& node = s_graph.node(id);
+  return node.kind == ir::NodeKind::kOperator ? ReadInputs(s_graph, id, &spec.constants)
+                                              : node.TensorInputs();
+}
+
+// The S nodes the expected tensors depend on, as a mask: through the tensors each operator's
+// lowered term reads (ReadInputs: all its inputs when it is opaque; index_put of `x[rows, cols]
+// -= u` reads x, the indices and u, not the updated values it is handed), which is what the proof
+// of its relation uses. Assumed and cut tensors are leaves: the node producing one is needed only
+// when another of its outputs is, and nothing upstream of a leaf is (the region a spec checks
+// ends at its cuts).
 std::vector<bool> NeededNodes(const ir::Graph& s_graph, const SpecResult& spec) {
   std::vector<bool> needed(s_graph.nodes.size(), false);
   std::vector<TensorRef> stack;
@@ -208,7 +219,7 @@ std::vector<bool> NeededNodes(const ir::Graph& s_graph, const SpecResult& spec) 
     // An input-free node's value reads none of its inputs' values (ones_like(loss)): they are
     // not needed for it.
     if (InputFree(s_graph, s_graph.node(id))) continue;
-    for (TensorRef in : s_graph.node(id).TensorInputs()) stack.push_back(in);
+    for (TensorRef in : NodeReads(s_graph, id, spec)) stack.push_back(in);
   }
   return needed;
 }
@@ -345,10 +356,12 @@ class Verifier {
     for (const CutPoint& c : spec_.cuts) {
       if (!c.related) unrelated_cuts_.emplace(c.s_tensor, c.origin);
     }
-    // Which outputs of each S node matter: consumed by a needed node, or expected.
+    // Which outputs of each S node matter: read by a needed node (NeededNodes), or expected.
     for (size_t id = 0; id < s_graph_.nodes.size(); ++id) {
       if (!needed_[id] || InputFree(s_graph_, s_graph_.nodes[id])) continue;
-      for (TensorRef in : s_graph_.nodes[id].TensorInputs()) wanted_.insert(in);
+      for (TensorRef in : NodeReads(s_graph_, static_cast<ir::NodeId>(id), spec_)) {
+        wanted_.insert(in);
+      }
     }
     for (const Relation& r : spec_.expected_outputs) wanted_.insert(r.s_tensor);
     for (const Relation& r : spec_.expected_outputs) used_.insert(r.s_tensor);
@@ -765,7 +778,16 @@ class Verifier {
     outcome.work_iterations = s.work_iterations;
     if (s.hint_use == HintUse::kRelated) ++result_.hints_related;
     if (s.hint_use == HintUse::kLeftUnrelated) ++result_.hints_left_unrelated;
-    if (outcome.status == NodeStatus::kNoRelation) inlinable_.insert(s.id);
+    // Without a relation its outputs can still be read through S's definition (inlined into a
+    // consumer), also the outputs an inferred operator left unrelated because no needed
+    // operator's term reads them (nll_loss_forward's total_weight) but a consumer's inputs do.
+    bool unrelated_output = outcome.status == NodeStatus::kNoRelation;
+    for (size_t o = 0; o < s_graph_.node(s.id).outputs.size() && !unrelated_output; ++o) {
+      auto known = known_.find(TensorRef{s.id, static_cast<int32_t>(o)});
+      unrelated_output = outcome.status == NodeStatus::kInferred &&
+                         (known == known_.end() || known->second.empty());
+    }
+    if (unrelated_output) inlinable_.insert(s.id);
     outcome.seconds = s.seconds;
     result_.max_egraph_nodes = std::max(result_.max_egraph_nodes, outcome.egraph_nodes);
     result_.total_egraph_nodes += outcome.egraph_nodes;
@@ -1261,10 +1283,18 @@ class Verifier {
       if (n.status == NodeStatus::kBlocked && !blocked_by_cut_.count(n.s_node)) continue;
       if (covered_.count(n.s_node)) continue;  // carried into a consumer that D does compute
       for (size_t o = 0; o < s_graph_.node(n.s_node).outputs.size(); ++o) {
-        if (used_.count(TensorRef{n.s_node, static_cast<int32_t>(o)})) {
-          result_.first_failure = i;
-          break;
+        const TensorRef ref{n.s_node, static_cast<int32_t>(o)};
+        if (!used_.count(ref)) continue;
+        // An output the search did relate owes nothing: an operator with several outputs fails on
+        // one that is not (nll_loss_forward's total_weight, which a sum reduction's backward does
+        // not read) while its related outputs are read (the loss). A conflict fails whole.
+        auto known = known_.find(ref);
+        if (n.status != NodeStatus::kConflict && n.status != NodeStatus::kBlocked &&
+            known != known_.end() && !known->second.empty()) {
+          continue;
         }
+        result_.first_failure = i;
+        break;
       }
     }
     if (result_.first_failure) {

@@ -200,6 +200,26 @@ bool ReduceKeepsConcatDim(const EGraph& g, const Bindings& b) {
   return *raw_d >= 0 ? *e > *d : *e < *d;
 }
 
+// (R (concat ?d ?xs...) ?e ?k) for a reduction R over one dim (sum_dim, max_dim, mean_dim) with
+// ?k = 0 and ?e before ?d: the reduced dim disappears, so the concat dim of the result is d - 1,
+// (concat d-1 (R ?xs ?e 0)...). (reduce-keeps-concat-dim covers a dim after ?d, and keepdim.)
+std::function<std::optional<ClassId>(EGraph&, const Bindings&)> ReduceOfConcatBefore(
+    const char* reduction) {
+  return [reduction](EGraph& g, const Bindings& b) -> std::optional<ClassId> {
+    const auto& xs = b.List("xs");
+    auto shape = ShapeOf(g, xs.front());
+    if (!shape) return std::nullopt;
+    auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+    auto e = Norm(IntOf(g, b.Var("e")), shape->size());
+    auto keep = IntOf(g, b.Var("k"));
+    if (!d || !e || !keep || *keep != 0 || *e >= *d) return std::nullopt;
+    const OpId op = *Lang().ops().Find(reduction);
+    std::vector<ClassId> parts{AddNum(g, *d - 1)};
+    for (ClassId x : xs) parts.push_back(AddOp(g, op, {x, b.Var("e"), b.Var("k")}));
+    return AddOp(g, Lang().concat, std::move(parts));
+  };
+}
+
 // The concat dim ?d of ?xs lies before the ?n normalized (trailing) dims of a layer norm.
 bool NormExcludesD(const EGraph& g, const Bindings& b) {
   auto shape = ShapeOf(g, b.List("xs").front());
@@ -662,6 +682,98 @@ std::optional<ClassId> PermuteOfConcat(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (permute (slice ?x ?d ?s ?e) ?ps...): the slice moves to dim j of the permuted x, ps[j] = d.
+std::optional<ClassId> PermuteOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  const auto& ps = b.List("ps");
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  if (!d) return std::nullopt;
+  std::optional<int64_t> at;
+  for (size_t j = 0; j < ps.size(); ++j) {
+    if (Norm(IntOf(g, ps[j]), shape->size()) == d) at = static_cast<int64_t>(j);
+  }
+  if (!at) return std::nullopt;
+  std::vector<ClassId> args{b.Var("x")};
+  args.insert(args.end(), ps.begin(), ps.end());
+  return AddOp(g, Lang().slice,
+               {AddOp(g, Lang().permute, std::move(args)), AddNum(g, *at), b.Var("s"), b.Var("e")});
+}
+
+// The dims of a permute (?ps), normalized against the rank of its input ?x; nullopt unless they are
+// a permutation of [0, rank).
+std::optional<std::vector<int64_t>> PermuteDims(const EGraph& g, ClassId x,
+                                                const std::vector<ClassId>& ps) {
+  auto shape = ShapeOf(g, x);
+  if (!shape || ps.size() != shape->size()) return std::nullopt;
+  std::vector<int64_t> dims;
+  std::vector<bool> seen(ps.size(), false);
+  for (ClassId p : ps) {
+    auto d = Norm(IntOf(g, p), shape->size());
+    if (!d || seen[static_cast<size_t>(*d)]) return std::nullopt;
+    seen[static_cast<size_t>(*d)] = true;
+    dims.push_back(*d);
+  }
+  return dims;
+}
+
+// (permute ?x ?ps...) with ?ps the identity [0, 1, ..., n-1].
+bool PermuteIsIdentity(const EGraph& g, const Bindings& b) {
+  auto dims = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!dims) return false;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((*dims)[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// (permute (permute ?x ?ps...) ?qs...): permute(x, p) has dim i = x's dim p[i], so permuting it by
+// q gives dim i = x's dim p[q[i]]: (permute ?x r...), r[i] = p[q[i]].
+std::optional<ClassId> PermuteOfPermute(EGraph& g, const Bindings& b) {
+  auto p = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!p) return std::nullopt;
+  auto inner = ShapeOf(g, b.Var("x"));
+  const auto& qs = b.List("qs");
+  if (qs.size() != p->size()) return std::nullopt;
+  std::vector<ClassId> children{b.Var("x")};
+  for (ClassId q : qs) {
+    auto d = Norm(IntOf(g, q), inner->size());
+    if (!d) return std::nullopt;
+    children.push_back(AddNum(g, (*p)[static_cast<size_t>(*d)]));
+  }
+  return AddOp(g, Lang().permute, std::move(children));
+}
+
+// (reshape ?x ?ss...) where the reshape's class or ?x's holds a tensor D computes (a leaf):
+// ?x = reshape(the reshape's class, shape of ?x), written into ?x's class (a reshape is undone by
+// reshaping back). Where D computes a value only inside a reshape (a bmm over heads merged with the
+// batch, [b * h_r, s, d], whose [b, h_r, s, d] matmul the lemmas lift), this names the lifted value
+// through the D tensor, the form a relation needs; where D's tensor is reshaped ([b * h_r, s, d]
+// read as [b, h_r, s, d]), D's tensor becomes a merging reshape that transposes and permutes move
+// through. Classes without a D tensor get nothing: doubling every reshape would buy nothing
+// extraction can use.
+std::optional<ClassId> ReshapeInverseOfLeaf(EGraph& g, const Bindings& b) {
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
+  const ClassId root = g.Find(b.match().eclass);
+  if (analysis == nullptr) return std::nullopt;
+  auto holds_d = [&](ClassId c) {
+    for (const ENode& node : g.Nodes(c)) {
+      if (node.op == Lang().tensor &&
+          analysis->leaves().at(node.payload).side == TensorLeaf::Side::kDist) {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape || (!holds_d(root) && !holds_d(b.Var("x")))) return std::nullopt;
+  std::vector<ClassId> back{root};
+  for (int64_t n : *shape) back.push_back(AddNum(g, n));
+  g.Union(b.Var("x"), AddOp(g, Lang().reshape, std::move(back)),
+          g.InternReason("reshape-inverse-of-leaf"));
+  return std::nullopt;
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -896,6 +1008,7 @@ std::vector<std::pair<int64_t, int64_t>> ChunkSplit(int64_t n, int64_t world) {
 // Whether ids are already a shard's local ids, masked_fill(i - o, m, 0) as VocabShard writes them:
 // the vocabulary-parallel splits leave those alone (splitting them again would recurse).
 std::optional<double> NumberOf(const EGraph& g, ClassId id);
+bool IsZeroNumber(const EGraph& g, ClassId id);
 
 bool IsShardLocalIds(const EGraph& g, ClassId ids) {
   const OpId masked_fill = *Lang().ops().Find("masked_fill");
@@ -970,6 +1083,53 @@ std::optional<ClassId> VocabParallelEmbeddingBwd(EGraph& g, const Bindings& b) {
         AddOp(g, *Lang().ops().Find("embedding_bwd"), {grad, shard.local, AddNum(g, rows)}));
   }
   return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// ---- zeroing by multiplication; lookups at clamped ids (masking.rules) -------------------------
+
+// (mul ?x (div ?m ?one)): ?m a bool mask cast to a float dtype (a bool cast to f32 is written
+// m / 1), broadcasting into a floating ?x (the product has x's type): masked_fill(x, not m, 0).
+std::optional<ClassId> MaskMultiply(EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  const auto& m = TypeOf(g, b.Var("m"));
+  const auto& root = TypeOf(g, b.match().eclass);
+  auto one = NumberOf(g, b.Var("one"));
+  if (!x || !m || !root || m->dtype != ir::DType::kBool || !ir::IsFloatingPoint(x->dtype) ||
+      *root != *x || !one || *one != 1.0 || TypeOf(g, b.Var("one"))) {
+    return std::nullopt;
+  }
+  ClassId kept = AddOp(g, *Lang().ops().Find("not"), {b.Var("m")});
+  return AddOp(g, *Lang().ops().Find("masked_fill"), {b.Var("x"), kept, g.Add(Lang().Flt(0.0))});
+}
+
+// embedding(-of|-bwd-of)-clamped-shard-ids: the ids i - o are clamped into [lo, hi] = [0, b - o -
+// 1] (o, b integral numbers, i integer), hi is a row of the table (?w's rows, or ?n), and the row
+// mask reshapes (i < o) | (i >= b) to i's shape + [1]; the gradient form also needs the zero fill
+// (?z = 0: a masked row adds nothing wherever it lands).
+bool ClampSpansKeptIds(const EGraph& g, const Bindings& b) {
+  auto o = NumberOf(g, b.Var("o")), end = NumberOf(g, b.Var("b"));
+  auto lo = NumberOf(g, b.Var("lo")), hi = NumberOf(g, b.Var("hi"));
+  const auto& ids = TypeOf(g, b.Var("i"));
+  if (!o || !end || !lo || !hi || !ids || ir::IsFloatingPoint(ids->dtype) || *lo != 0.0 ||
+      *o != std::floor(*o) || *end != std::floor(*end) || *hi != *end - *o - 1.0 || *hi < 0.0) {
+    return false;
+  }
+  std::optional<int64_t> rows;
+  if (auto w = MaybeVar(b, "w")) {
+    auto shape = ShapeOf(g, *w);
+    if (shape && !shape->empty()) rows = (*shape)[0];
+  } else {
+    if (!IsZeroNumber(g, b.Var("z"))) return false;
+    rows = IntOf(g, b.Var("n"));
+  }
+  if (!rows || *hi >= static_cast<double>(*rows)) return false;
+  auto id_shape = ShapeOf(g, b.Var("i"));
+  const auto& ss = b.List("ss");
+  if (!id_shape || ss.size() != id_shape->size() + 1 || IntOf(g, ss.back()) != 1) return false;
+  for (size_t k = 0; k < id_shape->size(); ++k) {
+    if (IntOf(g, ss[k]) != (*id_shape)[k]) return false;
+  }
+  return true;
 }
 
 // ---- lookups of split weights (embedding on a dim other than the rows) ------------------------
@@ -1918,37 +2078,37 @@ std::optional<ClassId> VocabParallelNegOnehot(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(parts));
 }
 
-// (mul (onehot (masked_fill (sub ?t ?a) m ?z) ?c ?dt) (masked_fill ?g (reshape m ?rs...) ?z2)) with
-// m = (t < a) | (t >= b), c = b - a: Megatron's vocabulary-parallel cross-entropy gradient, the
-// one-hot of the masked targets scaled by a per-row weight masked alike (index_put of -g / N into
-// zeros). Its classes split like torch.chunk over the world's ranks, o_r = a + the widths before
-// r, m_r = (t < o_r) | (t >= o_r + n_r): rank r's columns are
-// onehot(masked_fill(t - o_r, m_r, z), n_r) * masked_fill(g, reshape(m_r, rs), 0). A target in
-// [a, b) is kept by exactly one rank, at column t - o_r (S's column t - a); one outside has a
-// zero weight in S (z2 = 0) and is masked by every rank. z must be a column of every shard;
-// ?rs is the ids' shape plus a trailing 1 (one weight per row) and ?g has it too.
+// (mul (onehot (masked_fill (sub ?t ?a) m ?z) ?c ?dt) W) with m = (t < a) | (t >= b), c = b - a
+// and W a per-row weight that is 0 where m holds: Megatron's vocabulary-parallel cross-entropy
+// gradient, the one-hot of the masked targets scaled by a weight masked alike. Its classes split
+// like torch.chunk over the world's ranks, o_r = a + the widths before r, m_r = (t < o_r) |
+// (t >= o_r + n_r): rank r's columns are onehot(masked_fill(t - o_r, m_r, z), n_r) * W_r, W_r
+// the weight written with m_r (weight_of). A target in [a, b) is kept by exactly one rank, at
+// column t - o_r (S's column t - a), with W's value there (W_r = W where m_r does not hold);
+// one outside has weight 0 in S and in every rank. z must be a column of every shard; ?rs is the
+// ids' shape plus a trailing 1 (one weight per row).
 // The ranks' own terms match the pattern as well (a shard of width n_r at a = o_r): splitting them
 // again is sound but useless, and splitting every piece again makes a tree of C / 2W terms (510
 // one-hots at C = 512). So only a term that starts at a = 0 (a whole vocabulary, as S's does),
 // at least 2 W wide and that no rank computes (its class holds no D tensor: rank 0's own term
 // is one) is split.
-std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
+std::optional<ClassId> SplitOnehotRows(EGraph& g, const Bindings& b,
+                                       const std::function<ClassId(ClassId mask)>& weight_of) {
   const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
   ClassId t = b.Var("t");
   const auto& t_type = TypeOf(g, t);
-  auto t_shape = ShapeOf(g, t), g_shape = ShapeOf(g, b.Var("g"));
-  auto a = NumberOf(g, b.Var("a")), hi = NumberOf(g, b.Var("b"));
-  auto z = NumberOf(g, b.Var("z")), z2 = NumberOf(g, b.Var("z2"));
+  auto t_shape = ShapeOf(g, t);
+  auto a = NumberOf(g, b.Var("a")), hi = NumberOf(g, b.Var("b")), z = NumberOf(g, b.Var("z"));
   auto classes = IntOf(g, b.Var("c"));
-  if (analysis == nullptr || !t_type || ir::IsFloatingPoint(t_type->dtype) || !t_shape ||
-      !g_shape || !a || !hi || !z || !z2 || !classes || *z2 != 0.0 || *a != std::floor(*a) ||
+  if (analysis == nullptr || !t_type || ir::IsFloatingPoint(t_type->dtype) || !t_shape || !a ||
+      !hi || !z || !classes || *a != std::floor(*a) ||
       *hi - *a != static_cast<double>(*classes)) {
     return std::nullopt;
   }
   Shape64 row = *t_shape;
   row.push_back(1);
   const auto& rs = b.List("rs");
-  if (*g_shape != row || rs.size() != row.size()) return std::nullopt;
+  if (rs.size() != row.size()) return std::nullopt;
   for (size_t i = 0; i < rs.size(); ++i) {
     if (IntOf(g, rs[i]) != row[i]) return std::nullopt;
   }
@@ -1970,14 +2130,46 @@ std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
   for (const auto& [start, n] : pieces) {
     const double offset = *a + static_cast<double>(start);
     auto [mask, local] = VocabShard(g, t, offset, n, b.Var("z"));
+    parts.push_back(AddOp(g, op("mul"), {AddOp(g, op("onehot"), {local, AddNum(g, n), b.Var("dt")}),
+                                         weight_of(mask)}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+// onehot-rows-vocab-parallel: W = masked_fill(g, reshape(m, rs), z2) with z2 = 0 (index_put of
+// -g / N into zeros, autograd's gradient of the masked target logit); W_r = masked_fill(g,
+// reshape(m_r, rs), 0). ?g has the rows' shape.
+std::optional<ClassId> VocabParallelOnehotRows(EGraph& g, const Bindings& b) {
+  auto g_shape = ShapeOf(g, b.Var("g"));
+  auto z2 = NumberOf(g, b.Var("z2"));
+  auto t_shape = ShapeOf(g, b.Var("t"));
+  if (!g_shape || !z2 || *z2 != 0.0 || !t_shape) return std::nullopt;
+  Shape64 row = *t_shape;
+  row.push_back(1);
+  if (*g_shape != row) return std::nullopt;
+  const auto& rs = b.List("rs");
+  return SplitOnehotRows(g, b, [&](ClassId mask) {
     std::vector<ClassId> row_mask{mask};
     row_mask.insert(row_mask.end(), rs.begin(), rs.end());
     ClassId per_row = AddOp(g, Lang().reshape, std::move(row_mask));
-    ClassId weight = AddOp(g, op("masked_fill"), {b.Var("g"), per_row, b.Var("z2")});
-    parts.push_back(
-        AddOp(g, op("mul"), {AddOp(g, op("onehot"), {local, AddNum(g, n), b.Var("dt")}), weight}));
-  }
-  return AddOp(g, Lang().concat, std::move(parts));
+    return AddOp(g, *Lang().ops().Find("masked_fill"), {b.Var("g"), per_row, b.Var("z2")});
+  });
+}
+
+// onehot-rows-kept-vocab-parallel: W = reshape(1 - float(m), rs), float(m) written m / 1 (as
+// _to_copy of a bool to f32 lowers): 1 where the target is kept, 0 where m (Megatron's
+// hand-written backward, `grad_2d[arange, masked_target] -= 1 - target_mask.float()`);
+// W_r = reshape(1 - float(m_r), rs). ?one and ?one2 must be 1.
+std::optional<ClassId> VocabParallelOnehotRowsKept(EGraph& g, const Bindings& b) {
+  if (NumberOf(g, b.Var("one")) != 1.0 || NumberOf(g, b.Var("one2")) != 1.0) return std::nullopt;
+  const auto& rs = b.List("rs");
+  auto op = [](const char* name) { return *Lang().ops().Find(name); };
+  return SplitOnehotRows(g, b, [&](ClassId mask) {
+    std::vector<ClassId> reshape{AddOp(
+        g, op("sub"), {b.Var("one"), AddOp(g, op("div"), {mask, b.Var("one2")})})};
+    reshape.insert(reshape.end(), rs.begin(), rs.end());
+    return AddOp(g, Lang().reshape, std::move(reshape));
+  });
 }
 
 ConditionTable BuildConditions() {
@@ -1991,6 +2183,7 @@ ConditionTable BuildConditions() {
   });
   t.Add("same-shape", SameShape);
   t.Add("reshape-is-identity", ReshapeIsIdentity);
+  t.Add("permute-is-identity", PermuteIsIdentity);
   t.Add("slice-is-full", SliceIsFull);
   t.Add("dims-differ", DimsDiffer);
   t.Add("reduce-keeps-concat-dim", ReduceKeepsConcatDim);
@@ -2017,6 +2210,7 @@ ConditionTable BuildConditions() {
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);
   t.Add("expand-absorbed", ExpandAbsorbed);
+  t.Add("clamp-spans-kept-ids", ClampSpansKeptIds);
   return t;
 }
 
@@ -2027,9 +2221,14 @@ ApplierTable BuildAppliers() {
   t.Add("slice-tiling", SliceTiling);
   t.Add("concat-flatten", ConcatFlatten);
   t.Add("concat-interchange", ConcatInterchange);
+  t.Add("sum-dim-of-concat-before", ReduceOfConcatBefore("sum_dim"));
+  t.Add("max-dim-of-concat-before", ReduceOfConcatBefore("max_dim"));
+  t.Add("mean-dim-of-concat-before", ReduceOfConcatBefore("mean_dim"));
   t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("permute-of-concat", PermuteOfConcat);
+  t.Add("permute-of-permute", PermuteOfPermute);
+  t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);
@@ -2060,6 +2259,7 @@ ApplierTable BuildAppliers() {
   t.Add("vocab-parallel-embedding-bwd", VocabParallelEmbeddingBwd);
   t.Add("vocab-parallel-neg-onehot", VocabParallelNegOnehot);
   t.Add("vocab-parallel-onehot-rows", VocabParallelOnehotRows);
+  t.Add("vocab-parallel-onehot-rows-kept", VocabParallelOnehotRowsKept);
   t.Add("embedding-of-concat", EmbeddingOfConcat);
   t.Add("embedding-bwd-of-concat", EmbeddingBwdOfConcat);
   t.Add("sumr-regroup-per-rank", SumrRegroupPerRank);
@@ -2069,6 +2269,8 @@ ApplierTable BuildAppliers() {
   t.Add("sdpa-grouped-heads", SdpaGroupedHeads);
   t.Add("sdpa-mask-grouped-heads", SdpaMaskGroupedHeads);
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
+  t.Add("mask-multiply", MaskMultiply);
+  t.Add("permute-of-slice", PermuteOfSlice);
   return t;
 }
 

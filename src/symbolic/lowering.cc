@@ -188,6 +188,17 @@ class LowerContext {
         ir::Dim n = ir::NumElements(graph_.type(r).shape);
         return n.is_static() && n.value() == 1;
       };
+      // a one-element floating zeros / ones (autograd's zeros([]) for the positions an
+      // index_put_ of a number overwrote: Megatron's vocabulary-parallel embedding backward);
+      // a boolean one stays a mask (torchtitan's new_ones(b8[]) & causal). Not for a where
+      // branch (through_broadcast): a where of two tensors stays the sum of its two branches,
+      // the form the loss-parallel backward lemmas relate.
+      if (!through_broadcast && producer.kind == ir::NodeKind::kOperator &&
+          producer.op.ns == "aten" && one_element(ref) &&
+          ir::IsFloatingPoint(graph_.type(ref).dtype)) {
+        if (op == "zeros" || op == "zeros_like" || op == "new_zeros") return Fl(0.0);
+        if (op == "ones" || op == "ones_like" || op == "new_ones") return Fl(1.0);
+      }
       const bool broadcast = through_broadcast && producer.kind == ir::NodeKind::kOperator &&
                              (op == "expand" || op == "reshape" || op == "view") &&
                              !producer.TensorInputs().empty() &&
@@ -272,6 +283,13 @@ Outputs Binary(const LowerContext& l) {
     if (!l.IsNone("alpha") && l.F("alpha") != 1.0) throw NotCovered{};
   }
   return One(l.Op(kOp, {l.T("self"), l.T("other")}));
+}
+
+// rsub(self, other, alpha) = other - alpha * self: (sub other self) at alpha 1 (1 - float(mask),
+// Megatron's cross-entropy backward).
+Outputs Rsub(const LowerContext& l) {
+  if (!l.IsNone("alpha") && l.F("alpha") != 1.0) throw NotCovered{};
+  return One(l.Op("sub", {l.T("other"), l.T("self")}));
 }
 
 Outputs Div(const LowerContext& l) {
@@ -545,6 +563,19 @@ Outputs Embedding(const LowerContext& l) {
 
 Outputs MaskedFill(const LowerContext& l) {
   return One(l.Op("masked_fill", {l.T("self"), l.T("mask"), l.T("value")}));
+}
+
+// clamp(x, lo, hi) with both bounds numbers, lo <= hi, integral ones on integer x (a missing or
+// fractional bound, which ATen's type promotion would make float, stays opaque).
+Outputs Clamp(const LowerContext& l) {
+  if (l.IsNone("min") || l.IsNone("max")) throw NotCovered{};
+  const double lo = l.F("min"), hi = l.F("max");
+  if (lo > hi) throw NotCovered{};
+  if (!ir::IsFloatingPoint(l.InType("self").dtype) &&
+      (lo != std::floor(lo) || hi != std::floor(hi))) {
+    throw NotCovered{};
+  }
+  return One(l.Op("clamp", {l.T("self"), l.Fl(lo), l.Fl(hi)}));
 }
 
 Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
@@ -1078,6 +1109,66 @@ Outputs IndexPutRowsCols(const LowerContext& l,
   return One(l.Op("mul", {onehot, l.Op("reshape", {l.T("values"), l.N(rows), l.N(1)})}));
 }
 
+// index_put(x, [arange(N), cols], index(x, [arange(N), cols]) -/+ u): `x[arange(N), cols] -= u`
+// once functionalized (Megatron's hand-written cross-entropy backward subtracts the kept target's
+// weight, `grad_2d[arange_1d, masked_target_1d] -= softmax_update`). The rows are distinct, so
+// each row's entry at cols is read and written once: x -/+ onehot(cols, C) * u, with u [N] one
+// value per row (reshaped to [N, 1]) or a number. At (i, cols[i]) that is the one rounding ATen
+// does (1 * u is exact), elsewhere x -/+ 0 * u = x for finite u (the one-hot lowerings' known
+// limit). cols wrapped unless proved non-negative (IndexIds), the read and the write alike.
+Outputs IndexPutRowsColsUpdate(const LowerContext& l,
+                               const std::vector<std::optional<ir::TensorRef>>& ix) {
+  if (!ix[0] || !ix[1]) throw NotCovered{};
+  const ir::Graph& graph = l.graph();
+  const TensorType& self = l.InType("self");
+  const TensorType& cols = graph.type(*ix[1]);
+  if (self.shape.size() != 2 || !self.shape[0].is_static() || !self.shape[1].is_static() ||
+      cols.shape.size() != 1 || cols.shape[0] != self.shape[0] ||
+      l.InType("values").shape != cols.shape || l.InType("values").dtype != self.dtype) {
+    throw NotCovered{};
+  }
+  if (cols.dtype != ir::DType::kInt64 && cols.dtype != ir::DType::kInt32) throw NotCovered{};
+  const int64_t rows = self.shape[0].value();
+  if (!IsArangeTo(graph, *ix[0], rows)) throw NotCovered{};
+  const ir::TensorRef self_ref = l.Arg("self").as_tensor();
+  auto is_aten = [](const ir::Node& n, const char* name, const char* overload) {
+    return n.kind == ir::NodeKind::kOperator && n.op.ns == "aten" && n.op.name == name &&
+           n.op.overload == overload;
+  };
+  // the update: (index(x, [arange, cols])) sub|add u, alpha 1
+  const ir::Node& update = graph.node(l.Arg("values").as_tensor().node);
+  const bool sub = is_aten(update, "sub", "Tensor");
+  if ((!sub && !is_aten(update, "add", "Tensor")) || update.args.size() < 2 ||
+      update.args.size() > 3 || !update.kwargs.empty() || !update.args[0].is_tensor() ||
+      (update.args.size() == 3 &&
+       !(update.args[2].is_number() && update.args[2].as_double() == 1.0))) {
+    throw NotCovered{};
+  }
+  const ir::Node& read = graph.node(update.args[0].as_tensor().node);
+  if (!is_aten(read, "index", "Tensor") || read.args.size() != 2 || !read.args[0].is_tensor() ||
+      read.args[0].as_tensor() != self_ref || !read.args[1].is_list()) {
+    throw NotCovered{};
+  }
+  const auto& read_ix = read.args[1].as_list();
+  if (read_ix.size() != 2 || !read_ix[0].is_tensor() || !read_ix[1].is_tensor() ||
+      read_ix[0].as_tensor() != *ix[0] || read_ix[1].as_tensor() != *ix[1]) {
+    throw NotCovered{};
+  }
+  const ir::Value& u = update.args[1];
+  ClassId weight;
+  if (u.is_number()) {
+    weight = l.Fl(u.as_double());
+  } else if (u.is_tensor() && graph.type(u.as_tensor()) == TensorType{self.dtype, cols.shape}) {
+    weight = l.Op("reshape", {l.TensorClass(u.as_tensor()), l.N(rows), l.N(1)});
+  } else {
+    throw NotCovered{};
+  }
+  ClassId onehot = l.Op("onehot", {IndexIds(l, *ix[1], self.shape[1].value()),
+                                   l.N(self.shape[1].value()),
+                                   l.N(static_cast<int64_t>(self.dtype))});
+  return One(l.Op(sub ? "sub" : "add", {l.T("self"), l.Op("mul", {onehot, weight})}));
+}
+
 // index_put(self, [ids], v, accumulate=True) with integer ids on dim 0 and v of shape
 // ids.shape + self.shape[1:] (no broadcast): v's rows summed into self's rows at ids, i.e.
 // embedding_bwd(v, ids, rows), added to self unless self is zeros (the backward of an index
@@ -1164,7 +1255,13 @@ Outputs IndexPut(const LowerContext& l) {
     return IndexPutAccumulate(l, *ids[0]);
   }
   auto indices = l.OptionalTensors("indices");
-  if (indices.size() == 2) return IndexPutRowsCols(l, indices);
+  if (indices.size() == 2) {
+    const ir::Value& self_arg = l.Arg("self");
+    if (self_arg.is_tensor() && IsZeros(l.graph(), self_arg.as_tensor())) {
+      return IndexPutRowsCols(l, indices);
+    }
+    return IndexPutRowsColsUpdate(l, indices);
+  }
   if (indices.size() != 1 || !indices[0]) throw NotCovered{};
   const TensorType& mask_type = l.graph().type(*indices[0]);
   const TensorType& self_type = l.InType("self");
@@ -1293,6 +1390,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"bitwise_or", BitwiseOr},
       {"bmm", Bmm},
       {"cat", Cat},
+      {"clamp", Clamp},
       {"conj_physical", ConjPhysical},
       {"copy", Copy},
       {"div", Div},
@@ -1330,6 +1428,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"reshape", Reshape},
       {"rms_norm", RmsNorm},
       {"rotary_embedding", RotaryEmbedding},
+      {"rsub", Rsub},
       {"safe_softmax", SafeSoftmax},
       {"scatter_src", ScatterSrc},
       {"sdpa", Sdpa},

@@ -89,6 +89,9 @@ const std::vector<TensorOpInfo> kOwnOps = {
     // (index_domain.h), so the lookup ops above, whose lemmas assume ids in [0, n), only see
     // in-range ids; a hand-written where(x < 0, x + n, x) lowers to it too.
     {"wrap_index", 2, false, TensorRule::kUnary},  // (wrap_index ids (num n))
+    // x clamped into [lo, hi] (lo <= hi numbers; NaN stays NaN), as aten::clamp with both bounds:
+    // torchtitan's vocabulary-parallel embedding clamps the shard-local ids into its rows.
+    {"clamp", 3, false, TensorRule::kUnary},  // (clamp x (flt lo) (flt hi))
     // x converted to another dtype (ir::DType's enumerator value), as _to_copy / .to(dtype) do:
     // rounds to the target per element, so it commutes with what moves elements (concat, slice,
     // reshape) and not with a sum (a sum of rounded terms is not the rounded sum).

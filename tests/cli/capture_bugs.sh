@@ -2,11 +2,13 @@
 # capture_bugs: the bug benchmark (tests/bugs, tests/bugs/README.md) gives the verdicts its
 # manifest records — the symbolic engine alone (verify --no-numeric): correct versions REFINES,
 # buggy versions UNKNOWN where the proof stops, each with verify's first line (the reason) — and,
-# with .venv (torch), regenerating one case gives byte-identical files. Without .venv the
-# regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check` and `graphguard
-# verify` with its numeric evidence give the verdicts the manifest records (FAILS, VIOLATION) for
-# one forward case and the gradient cases that the symbolic engine cannot relate (about 30 s; the
-# whole columns: make_bugs.py --checks GRAPHGUARD --check).
+# with .venv (torch), regenerating one case gives byte-identical files (and, with megatron-core
+# installed, one real megatron-core case, its code monkeypatched while the buggy variant is traced).
+# Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
+# and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
+# VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
+# one of them on real torchtitan, one a pipeline (the whole columns: make_bugs.py --checks
+# GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -17,7 +19,8 @@ python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --verdicts
 if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
-    --only tied_embedding_grad_sync
+    --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
+    --only pp_stash_wrong_micro_batch
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi
@@ -30,3 +33,10 @@ fi
 "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only missing_rowparallel_allreduce 2>/dev/null
 diff -r "$ROOT/tests/bugs/missing_rowparallel_allreduce" "$TMP/bugs/missing_rowparallel_allreduce"
 echo "capture_bugs: regenerated missing_rowparallel_allreduce byte-identical"
+if "$PY" -c 'import megatron.core' 2>/dev/null; then
+  "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only mcore_ce_vocab_offset 2>/dev/null
+  diff -r "$ROOT/tests/bugs/mcore_ce_vocab_offset" "$TMP/bugs/mcore_ce_vocab_offset"
+  echo "capture_bugs: regenerated mcore_ce_vocab_offset (real megatron-core, patched) byte-identical"
+else
+  echo "capture_bugs: megatron-core not installed: mcore_ce_vocab_offset not regenerated"
+fi

@@ -5,10 +5,14 @@
 #      programs; a known limitation is recorded there with verify's first line, never hidden);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
 #   3. with .venv (torch): regenerating megatron_gpt_sp/fwd, hf_mixtral/joint (transformers'
-#      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward)
-#      and dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
-#      DTensor's collectives, the spec from parameter and gradient placements) gives
-#      byte-identical files.
+#      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward),
+#      dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
+#      DTensor's collectives, the spec from parameter and gradient placements) and
+#      torchtitan_llama_sp/joint (real torchtitan under its spmd_types backend: shims/torchtitan.py,
+#      spmd_types' in-place collectives made functional, the spec from spmd_types types) gives
+#      byte-identical files; with megatron-core installed, mcore_gpt_sp/joint too (real
+#      megatron-core through gg_capture's shims, its hand-written cross-entropy backward
+#      functionalized, autograd's as_strided views written as plain views).
 # Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
 set -euo pipefail
 GG=$1
@@ -29,7 +33,12 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_corpus: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint)
+CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint torchtitan_llama_sp/joint)
+if "$PY" -c 'import megatron.core' 2>/dev/null; then
+  CASES+=(mcore_gpt_sp/joint)
+else
+  echo "capture_corpus: megatron-core not installed: mcore_gpt_sp/joint not regenerated"
+fi
 "$PY" "$ROOT/scripts/capture/make_corpus.py" --out "$TMP/corpus" "${CASES[@]/#/--only=}" 2>/dev/null
 for c in "${CASES[@]}"; do
   diff -r "$CORPUS/$c" "$TMP/corpus/$c"

@@ -5,9 +5,11 @@
 # records.
 #   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
-#   3. with .venv (torch): regenerating pp2_tp2_1f1b/fwd (a pp x tp mesh, the schedule traced on
+#   3. with a LibTorch build: graphguard check of pp2_tp2_1f1b/joint (every rank's schedule run
+#      with its transfers, S's loss and gradients compared) gives the manifest's verdict (HOLDS);
+#   4. with .venv (torch): regenerating pp2_tp2_1f1b/fwd (a pp x tp mesh, the schedule traced on
 #      the fake process group) gives byte-identical files.
-# Without .venv/torch step 3 is skipped (laptop mode), and the test says so.
+# Without LibTorch step 3 is skipped, without .venv/torch step 4 (laptop mode); the test says so.
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -21,6 +23,13 @@ for f in "$CASES_DIR"/*/*/dist.json; do
   "$GG" import "$f" -o "$TMP/canonical.json"
   cmp "$f" "$TMP/canonical.json" || { echo "not canonical: $f" >&2; exit 1; }
 done
+
+if "$GG" check --help >/dev/null 2>&1; then
+  python3 "$ROOT/scripts/capture/make_pipeline.py" --out "$CASES_DIR" --checks "$GG" --check \
+    --only pp2_tp2_1f1b/joint
+else
+  echo "capture_pipeline: SKIP graphguard check: built without LibTorch (laptop mode)"
+fi
 
 PY=$ROOT/.venv/bin/python
 if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then

@@ -117,6 +117,9 @@ std::vector<FuzzCase> Cases() {
   corpus("dtensor_llama_sp", "fwd", "tp4", 5);
   corpus("megatron_gpt", "joint", "tp2", 10);
   corpus("hf_llama", "joint", "tp2", 10);
+  // more ranks than kv heads: queries per rank against kv heads repeated and replicated
+  corpus("hf_llama", "fwd", "tp4", 10);
+  corpus("hf_qwen2", "joint", "tp8", 5);
   cases.push_back(FuzzCase{"example_gpt_tp2",
                            Repo("examples/corpus/gpt/paral1_layer1/fw.g0.r0.py"),
                            {Repo("examples/corpus/gpt/paral2_layer1")}, Repo("examples/gpt.rel"),

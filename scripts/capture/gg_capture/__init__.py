@@ -5,7 +5,8 @@ tp (Megatron-style tensor-parallel layers that record their sharding), trace (ma
 forward or joint forward+backward function), spec (relation spec derived from the sharding),
 api (a user's own program: capture(), `graphguard-capture MODULE:FACTORY`; the factory contract
 is in its docstring), models (the programs the corpus and the bug benchmark capture; registry
-names them).
+names them), shims (what real libraries need to run on the CPU over the fake group: torchtitan,
+megatron-core).
 
     import gg_capture
     gg_capture.capture("mypkg.model:build", tp=2, mode="fwd", out_dir="/tmp/mine", layers=2)

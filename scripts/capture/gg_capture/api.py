@@ -23,6 +23,10 @@ The factory contract. A factory is any callable, named on the command line as MO
   plan     a torch.distributed.tensor.parallel plan (module FQN -> ColwiseParallel(), ...) that
            capture applies with parallelize_module on a 1-D mesh over the fake group when
            tp.size > 1; placements are then read from the DTensors.
+  A model the factory parallelized itself needs no plan: DTensor parameters and buffers are
+  read as above, and local shards typed by spmd_types (V + PartitionSpec, R, I, P) get their
+  type's placement. torchtitan's own Module.parallelize does either (its partial_dtensor and
+  spmd_types backends); gg_capture.shims.torchtitan runs it on the CPU (examples/torchtitan).
 
 gg_capture.Model(module, inputs, plan=None, input_placements=None, output_placements=None,
 loss_parallel=False) says more: placements are "replicate", "partial" or "shard(d)";
@@ -41,7 +45,7 @@ import sys
 
 import torch
 
-from . import fxjson, spec, trace
+from . import fxjson, shims, spec, trace
 from . import replicate as replicate_mod
 from . import tp as tpmod
 from .factory import CaptureError, load_factory, parse_sets, parse_value, user_frame  # noqa: F401
@@ -200,11 +204,27 @@ class UserProgram(Program):
         self.name = f"{self.ref}{settings}"
         # Probe: the sequential model, so a wrong return value is reported before any tracing,
         # and the kind (tp.py layers or a DTensor plan) is known before trace_rank picks a tracer.
-        probe = self._call(tpmod.TP())
+        probe = self._probe()
         self.dtensor = probe.plan is not None
+        layers = shims.layers(probe.module) or ("gg_capture tensor-parallel layers, or a model the "
+                                                "factory parallelized (DTensor or spmd_types "
+                                                "placements)")
         self.plan = ("a DTensor plan applied with parallelize_module" if self.dtensor else
-                     "gg_capture tensor-parallel layers") + " (a user factory)"
+                     layers) + " (a user factory)"
         self._model = None
+
+    def _probe(self):
+        """The factory's S, built inside the shims of the libraries it uses (shims/); a factory
+        that imports one itself (not at module level) is called again once its shims apply."""
+        before = shims.loaded()
+        try:
+            with shims.rank(1):
+                return self._call(tpmod.TP())
+        except CaptureError:
+            if shims.loaded() == before:
+                raise
+        with shims.rank(1):
+            return self._call(tpmod.TP())
 
     def _call(self, tp):
         torch.manual_seed(0)

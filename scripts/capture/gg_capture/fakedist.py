@@ -14,7 +14,7 @@ from torch.testing._internal.distributed.fake_pg import FakeStore
 
 @contextlib.contextmanager
 def fake_world(world_size: int, rank: int):
-    if dist.is_initialized():  # a world a user factory left (shims/megatron.py's S at TP 1)
+    if dist.is_initialized():  # a world a user factory opened itself and left open
         dist.destroy_process_group()
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world_size)
     try:

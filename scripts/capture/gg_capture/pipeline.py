@@ -24,9 +24,10 @@ them under make_fx:
     buffer an aten.empty of its shape, later reads of the buffer reading the received value;
   - make_fx records the transfers as c10d.send / c10d.recv_ naming the ProcessGroup (a
     torchbind object, written here as the group's name) and the peer's rank in the group;
-  - the schedule accumulates each parameter's .grad over the micro-batches (add_) and divides it
-    by the number of micro-batches once all backwards ran (scale_grads); trace.out_of_place
-    makes those in-place updates values;
+  - the schedule accumulates each parameter's .grad over the micro-batches (add_ into the
+    detached gradient of the first) and divides it by the number of micro-batches once all
+    backwards ran (scale_grads); trace.out_of_place(unread_views=True) makes those in-place
+    updates values (nothing else reads the detached gradient's storage after them);
   - profiler record_function markers (no data) are dropped.
 Each micro-batch's loss is loss_fn on its chunk (a mean over the chunk); the schedule returns
 them (losses=[...]). The spec (written here from the plan) relates S's loss to their mean, S's
@@ -244,7 +245,7 @@ class PipelineProgram:
             gm = trace._make_fx(step, args)
             drop_profiler_markers(gm)
             p2p_values(gm)
-            trace.out_of_place(gm)
+            trace.out_of_place(gm, unread_views=True)
             input_names = [trace.sanitize(n) for n in names] + ["x", "target"]
             graph = fxjson.graph_to_json(gm, rank, input_names)
             groups = {g.group_name: fakedist.group_ranks(g.group_name)  # this rank's groups

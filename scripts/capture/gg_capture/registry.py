@@ -1,5 +1,5 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import dtensor_llama, hf, megatron_cp, megatron_gpt
+from .models import dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt, torchtitan_llama
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -12,10 +12,25 @@ _PROGRAMS = {
     "dtensor_llama_sp": lambda: dtensor_llama.DTensorLlama(sp=True),
 }
 
+# ---- torchtitan (PyPI torchtitan, its own model code and parallelization) ----------------------
+# torchtitan_llama: the spmd_types backend (torchtitan's default) with complex RoPE, without and
+# with sequence parallelism; _dtensor: the partial_dtensor backend with cos/sin RoPE and sequence
+# parallelism; _tp8: 8 heads at TP 8; _gqa: 8 query heads in 2 KV groups (fused QKV per group)
+# at TP 2 (torchtitan needs n_kv_heads divisible by TP: its fused QKV cannot split a group).
+TORCHTITAN = {
+    "torchtitan_llama": dict(),
+    "torchtitan_llama_sp": dict(sp=True),
+    "torchtitan_llama_dtensor_sp": dict(sp=True, backend="partial_dtensor", rope="cos_sin"),
+    "torchtitan_llama_tp8": dict(degrees=(8,), heads=8, dim=64),
+    "torchtitan_llama_gqa": dict(degrees=(2,), heads=8, kv_heads=2),
+}
+_PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama(n, **o))
+                  for name, opts in TORCHTITAN.items()})
+
 
 # The models of tests/corpus (make_corpus.py), in order.
 CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral",
-          "dtensor_llama", "dtensor_llama_sp"]
+          "dtensor_llama", "dtensor_llama_sp", *TORCHTITAN]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).
@@ -68,15 +83,99 @@ BUGS = {
         "the output layer's gradient of the shared embedding table (its vocabulary shard only) "
         "is not all-reduced over TP", "joint", 2,
         {"bug": "tied_embedding_grad_not_synced", "tie_embeddings": True}),
+    # ---- on real torchtitan (models/torchtitan_llama.py: its config or module instances
+    # changed; the spmd_types backend, whose activations are plain local tensors) ----
+    "torchtitan_1373_grad_not_reduced": (
+        "torchtitan PR #1373 (DeepSeek-V3 with TP: the MLA k_pe gradient not reduced across TP; "
+        "the same pattern as Megatron-LM #1699 / TransformerEngine #1975)",
+        "the attention block takes its replicated input as it comes instead of converting it "
+        "(Invariant -> Replicate), so the backward never all-reduces the partial input gradient "
+        "of the column-parallel q/k/v projections (the forward is unchanged)", "joint", 2,
+        {"program": "torchtitan", "bug": "attention_input_grad_not_reduced"}),
+    "torchtitan_rowwise_output_partial": (
+        "a wrong placement in torchtitan's sharding config (RowwiseParallel's output declared "
+        "Partial -> Invariant; here left Partial)",
+        "feed_forward.w2's output keeps its Partial placement (out_dst_shardings dropped): the "
+        "residual adds each rank's partial sums, no all-reduce", "fwd", 2,
+        {"program": "torchtitan", "bug": "rowwise_output_partial"}),
+    "pytorch_163193_partial_plus_scalar": (
+        "PyTorch issue #163193 (a Partial DTensor plus a scalar added the scalar on every rank)",
+        "a scalar bias added to the row-parallel attention output on each rank's partial sums "
+        "before the all-reduce: TP times the bias", "fwd", 2,
+        {"program": "torchtitan", "patch": "scalar_bias", "bug": "before_reduction"}),
+    "pytorch_165962_max_before_reduction": (
+        "PyTorch PR #165962 (max/min of a Partial DTensor taken before the Partial reduction)",
+        "the attention output shifted by its row max taken on each rank's partial sums before "
+        "the all-reduce", "fwd", 2,
+        {"program": "torchtitan", "patch": "max_shift", "bug": "before_reduction"}),
 }
 
 
+# ---- real megatron-core (models/megatron_core.py: examples/megatron_core/gpt.py's factory) -----
+# Corpus cases: the factory's tiny GPT (1 layer, hidden 32, 4 heads, vocabulary 64, sequence 8,
+# batch 1) at TP 1/2/4; with sequence parallelism and a batch of 2 (8 heads, hidden 64: two heads
+# per rank at TP 4, the attention's batch-merged heads interleaved) at TP 1/2/4; and with 8 heads
+# (hidden 64) at TP 8 too.
+_PROGRAMS.update({
+    "mcore_gpt": lambda: megatron_core.MegatronCoreGPT("mcore_gpt"),
+    "mcore_gpt_sp": lambda: megatron_core.MegatronCoreGPT(
+        "mcore_gpt_sp", sp=True, batch=2, heads=8, hidden=64),
+    "mcore_gpt_h8": lambda: megatron_core.MegatronCoreGPT(
+        "mcore_gpt_h8", degrees=(2, 4, 8), heads=8, hidden=64),
+})
+CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
+
+# Bug cases on real megatron-core: the example's factory, the buggy variant with a config
+# (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
+# while it is traced (patch: a function of models/megatron_core.py).
+MCORE_BUGS = {
+    "mcore_7452_gathered_logits_loss": (
+        "Megatron-LM issue #7452 finding 2 (GPTModel's labels path with gathered logits: loss = "
+        "correct + log(TP)), in megatron-core 0.19.2 as released",
+        "GPTModel(parallel_output=False) gathers the logits over TP and its loss still calls "
+        "vocab_parallel_cross_entropy, which takes the full vocabulary for every rank's shard",
+        "fwd", 2, {"buggy_config": {"parallel_output": False}}),
+    "mcore_row_parallel_no_allreduce": (
+        "Megatron-LM RowParallelLinear contract (input_is_parallel: partial sums must be "
+        "all-reduced), on megatron-core's own MLP",
+        "the MLP's linear_fc2 skips its all-reduce (megatron's explicit_expert_comm path on a "
+        "dense MLP)", "fwd", 2, {"patch": megatron_core.mlp_output_not_reduced}),
+    "mcore_1446_sp_norm_grad": (
+        "Megatron-LM issue #1446 (LayerNorm weight gradients under sequence parallelism), on "
+        "megatron-core's own TransformerLayer",
+        "the layer's LayerNorm weights lose the sequence_parallel mark: their partial gradients "
+        "are not all-reduced", "joint", 2,
+        {"config": {"sp": True}, "patch": megatron_core.sp_norm_weights_unmarked}),
+    "mcore_ce_vocab_offset": (
+        "Megatron-LM vocab-parallel cross entropy (each rank masks the targets outside its own "
+        "vocabulary range), on megatron-core's own cross entropy",
+        "every rank masks the targets with the first shard's range [0, V/TP)", "fwd", 2,
+        {"patch": megatron_core.cross_entropy_rank0_vocab_range}),
+}
+BUGS.update(MCORE_BUGS)
+
+
+def mcore_bug_program(case, buggy):
+    opts = MCORE_BUGS[case][4]
+    config = dict(opts.get("config", {}))
+    if buggy:
+        config.update(opts.get("buggy_config", {}))
+    name = f"{case}_{'buggy' if buggy else 'correct'}"
+    return megatron_core.MegatronCoreBug(name, patch=opts.get("patch") if buggy else None,
+                                        **config)
+
+
 def bug_program(case, buggy):
+    if case in MCORE_BUGS:
+        return mcore_bug_program(case, buggy)
     opts = dict(BUGS[case][4])
     bug = opts.pop("bug")
     name = f"{case}_{'buggy' if buggy else 'correct'}"
-    if opts.pop("program", None) == "megatron_cp":
+    program = opts.pop("program", None)
+    if program == "megatron_cp":
         return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+    if program == "torchtitan":
+        return torchtitan_llama.TorchtitanLlama(name, bug=bug if buggy else None, **opts)
     sp = opts.pop("sp", False)
     return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None, name=name, **opts)
 

@@ -7,13 +7,15 @@ all-reduced first, as Megatron-LM's finalize_model_grads does (unless the progra
 finalize_grads, which the bug benchmark does). Programs with `dtensor = True` (a plain module
 given to parallelize_module) are traced by dtensor_trace, with placements read from DTensor.
 """
+import copy
 import math
+import sys
 
 import torch
 from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import fakedist, fxjson, tp as tpmod
+from . import fakedist, fxjson, shims, tp as tpmod
 
 
 # Backward operators GraphGuard's registry lacks, written with ones it has: slice_backward (the
@@ -26,11 +28,18 @@ def default_finalize_grads(names, params, grads, tp):
             for p, g in zip(params, grads)]
 
 
-def out_of_place(gm):
+def out_of_place(gm, unread_views=False):
     """Rewrite in-place operators on graph-internal tensors (transformers' Mixtral router divides
     its top-k weights in place) as their out-of-place overloads: GraphGuard's graphs are value graphs.
-    Later readers of the mutated tensor read the new node. A mutated input, or a tensor with
-    aliases (views) that could observe the mutation, is refused rather than rewritten wrongly."""
+    Later readers of the mutated tensor read the new node, views taken after the write included
+    (spmd_types views the buffer it all-gathers into). A mutated input, or a tensor with a view
+    taken before the write and read after it (it would observe the mutation), is refused rather
+    than rewritten wrongly, and so is a write into a view (its base, and the base's other views,
+    would have to see it: value_graph functionalizes such a graph instead). With unread_views, a
+    write into a view is rewritten too when nothing else of its storage (the base, the base's
+    other views) is read after the write, for callers that cannot functionalize: a pipeline
+    schedule's graph holds c10d transfers, and autograd accumulates a micro-batch's gradient into
+    the detached gradient of the one before (gg_capture/pipeline.py)."""
     order = {node: i for i, node in enumerate(gm.graph.nodes)}
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
@@ -42,12 +51,12 @@ def out_of_place(gm):
             continue
         namespace, base_name = schema.name.split("::")
         target = node.args[0]
-        aliased = [u for u in target.users
-                   if u is not node and isinstance(u.target, torch._ops.OpOverload)
-                   and any(r.alias_info is not None for r in u.target._schema.returns)]
-        if not base_name.endswith("_") or target.op != "call_function" or aliased:
+        aliased = _views_read_across(target, node, order)
+        if (not base_name.endswith("_") or target.op != "call_function" or aliased
+                or (_is_view(target)
+                    and (not unread_views or _storage_read_after(target, node, order)))):
             raise ValueError(f"trace: cannot rewrite in-place {schema.name} on {target.name} "
-                             f"(an input or an aliased tensor)")
+                             f"(an input, a view, or a tensor with a view read after the write)")
         try:
             packet = getattr(getattr(torch.ops, namespace), base_name[:-1])
             functional = getattr(packet, node.target._overloadname)
@@ -57,6 +66,12 @@ def out_of_place(gm):
         _replace_write(gm, order, node, target, functional, node.kwargs)
     gm.graph.lint()
     gm.recompile()
+
+
+def _is_view(node):
+    """Whether node's value aliases one of its inputs (a view operator's result)."""
+    return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and any(r.alias_info is not None for r in node.target._schema.returns))
 
 
 def _replace_write(gm, order, node, target, functional, kwargs):
@@ -73,6 +88,28 @@ def _replace_write(gm, order, node, target, functional, kwargs):
     order[new] = order[node]
 
 
+def functionalize(gm, args):
+    """gm re-traced under torch.func.functionalize: every in-place write becomes a value, also one
+    through a view or into an input (megatron-core's vocab-parallel cross entropy backward writes
+    `grad_2d[arange, target] -= ...` into a view of the saved softmax, then `grad_input.mul_`),
+    which out_of_place refuses. gm is already an ATen graph, so functionalization sees only ATen
+    operators (torch.func.functionalize of the program itself refuses autograd.Functions without
+    setup_context, as megatron's are); a write through a view becomes the functional operator on
+    the view and the base regenerated from it (view_scatter-style ops: slice_scatter,
+    select_scatter, as_strided_scatter, or the inverse view), a write into an input a copy_ at the
+    end, which out_of_place then refuses like any other write into an input. Each node keeps the
+    stack trace of the node it was made from (preserve_node_meta)."""
+    from torch.fx import traceback as fx_traceback
+
+    def run(*flat):
+        with fx_traceback.preserve_node_meta():
+            return torch.fx.Interpreter(gm).run(*flat)
+
+    plain = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    return make_fx(torch.func.functionalize(run, remove="mutations"),
+                   decomposition_table=_DECOMPOSITIONS)(*plain)
+
+
 def _views(base, skip):
     """Every node that aliases base through a chain of view operators (except skip)."""
     found, todo = [], [base]
@@ -83,6 +120,73 @@ def _views(base, skip):
                 found.append(u)
                 todo.append(u)
     return found
+
+
+_ASSERTIONS = (torch.ops.aten._assert_async.msg, torch.ops.aten._assert_async.default,
+               torch.ops.aten._assert_scalar.default)
+
+
+def drop_assertions(gm):
+    """Remove runtime assertions (torch._assert_async: torchtitan checks the RoPE positions
+    against its cache length) and what only they read: they yield no value, and GraphGuard
+    relates values. A graph whose outputs are the same without them refines the same way."""
+    asserts = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in _ASSERTIONS]
+    if not asserts:
+        return
+    for node in asserts:
+        gm.graph.erase_node(node)
+    gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+
+
+def value_graph(gm, args=None):
+    """The traced graph as GraphGuard reads it (returned; gm itself is rewritten unless it had to
+    be functionalized): 0-dim tensor constants as scalar_tensor (scalar_constants), in-place and
+    out= writes into graph-internal tensors that no view observes as values (out_of_place,
+    out_variants); a graph with any other write (through a view, into an input) functionalized
+    from its example `args` instead (functionalize; without args such a write is an error);
+    as_strided views of a known plain layout as views (plain_strided_views); no runtime
+    assertions."""
+    writes = args is not None and any(_writes(n) for n in gm.graph.nodes)
+    original = copy.deepcopy(gm) if writes else None
+    _scalar_constants(gm)
+    try:
+        out_of_place(gm)
+        if any(getattr(n.target, "_overloadname", None) == "out" for n in gm.graph.nodes):
+            out_variants(gm)
+    except ValueError:
+        if original is None:
+            raise
+        gm = functionalize(original, args)
+        _scalar_constants(gm)
+    if any(n.target in (torch.ops.aten.as_strided.default,
+                        torch.ops.aten.as_strided_scatter.default) for n in gm.graph.nodes):
+        plain_strided_views(gm)
+    drop_assertions(gm)
+    return gm
+
+
+def _storage_read_after(view, node, order):
+    """Whether node, which writes the view `view`, writes an input's storage, or another alias of
+    view's storage than view and its own views (its base, the base's other views) is read after
+    node: then the write is not a value of its own."""
+    root = view
+    while _is_view(root):
+        root = root.args[0]
+    if root.op != "call_function":
+        return True
+    own = {view, *_views(view, node)}
+    at = order[node]
+    return any(order.get(u, -1) > at for alias in [root, *_views(root, node)] if alias not in own
+               for u in alias.users if u is not node)
+
+
+def _views_read_across(target, node, order):
+    """Views of target taken before node (which writes target) and read after it."""
+    at = order[node]
+    return [v for v in _views(target, node) if order.get(v, -1) < at
+            and any(order.get(w, -1) > at for w in v.users)]
 
 
 def out_variants(gm):
@@ -97,11 +201,10 @@ def out_variants(gm):
             continue
         target = node.kwargs["out"]
         name = node.target._schema.name
-        aliased = [v for v in _views(target, node) if order.get(v, -1) > order[node]
-                   or any(order.get(w, -1) > order[node] for w in v.users)]
-        if target.op != "call_function" or aliased:
+        aliased = _views_read_across(target, node, order)
+        if target.op != "call_function" or aliased or _is_view(target):
             raise ValueError(f"trace: cannot rewrite {name}.out into {target.name} "
-                             "(an input or an aliased tensor)")
+                             "(an input, a view, or a tensor with a view read after the write)")
         functional = getattr(node.target.overloadpacket, "default", None)
         if functional is None:
             raise ValueError(f"trace: {name}.out has no functional overload")
@@ -177,8 +280,11 @@ def trace_rank(program, world, rank, mode):
     assert mode in ("fwd", "joint")
     trace = dtensor_trace if getattr(program, "dtensor", False) else _trace
     if world == 1:
-        return trace(program, tpmod.TP(), mode, {})
-    with fakedist.fake_world(world, rank) as world_group:
+        with shims.rank(1):  # a library's CPU shims (shims/), where the program imported one
+            return trace(program, tpmod.TP(), mode, {})
+    with fakedist.fake_world(world, rank) as world_group, shims.rank(world):
+        if "torch.distributed.tensor" in sys.modules:
+            _clear_dtensor_caches()
         tp = program.make_tp(world, rank, world_group)
         return trace(program, tp, mode, None, rank)
 
@@ -225,16 +331,173 @@ def scalar_constants(gm):
     gm.recompile()
 
 
+def state_placement(t, what):
+    """A parameter's or buffer's placement: gg_capture's mark (tp.py layers, tpmod.place), else
+    its spmd_types type, else replicated."""
+    if hasattr(t, "gg_placement"):
+        return tpmod.placement(t)
+    return spmd_placement(t, what) or ("replicate",)
+
+
+def grad_placement(p, what):
+    """The placement of a parameter's gradient as the joint capture returns it: the dual of its
+    spmd_types type (spmd_placement) for a typed parameter, else tp.gradient_placement (all-reduced
+    for a sequence-parallel mark, partial over the replicas of a grouped one, else the
+    parameter's own)."""
+    if not hasattr(p, "gg_placement") and not getattr(p, "gg_sequence_parallel", False):
+        typed = spmd_placement(p, what, gradient=True)
+        if typed:
+            return typed
+    return tpmod.gradient_placement(p)
+
+
+def spmd_placement(t, what, gradient=False):
+    """GraphGuard placement of a tensor typed by spmd_types (torchtitan's default SPMD backend
+    tags each local parameter shard), or None for an untyped tensor.
+
+    Per mesh axis spmd_types says R (replicated; its gradient is partial), I (invariant:
+    replicated, gradient replicated too), P (partial; gradient replicated), V (varying) with a
+    PartitionSpec naming the tensor dim the axis shards, or S(d). A tensor typed on more than one
+    axis that is not R or I is refused: the capture is over one tensor-parallel group.
+    With gradient, the placement of the gradient (spmd_types' duality: R <-> P, I -> I,
+    a shard -> the same shard)."""
+    runtime = sys.modules.get("spmd_types.runtime")
+    if runtime is None or not runtime.has_local_type(t):
+        return None
+    import spmd_types as spmd
+    spec = runtime.get_partition_spec(t)
+    found = []
+    for axis, kind in runtime.get_local_type(t).items():
+        if kind is spmd.R:
+            found.append(("partial",) if gradient else ("replicate",))
+        elif kind is spmd.P:
+            found.append(("replicate",) if gradient else ("partial",))
+        elif isinstance(kind, spmd.Shard):
+            found.append(("shard", kind.dim % t.dim()))
+        elif kind is spmd.V:
+            dims = [d for d, entry in enumerate(spec or ())
+                    if entry == axis or (isinstance(entry, tuple) and axis in entry)]
+            if len(dims) != 1 or isinstance(spec[dims[0]], tuple):
+                raise ValueError(f"trace: {what}: spmd_types type V on {axis} with partition spec "
+                                 f"{spec} is not a shard of one tensor dim by this axis alone")
+            found.append(("shard", dims[0]))
+    varied = [f for f in found if f != ("replicate",)]
+    if len(varied) > 1:
+        raise ValueError(f"trace: {what}: spmd_types types it on several mesh axes "
+                         f"({runtime.get_local_type(t)}); only a 1-D tensor-parallel group is "
+                         "captured")
+    return varied[0] if varied else ("replicate",)
+
+
+def _dense_order(size, stride):
+    """For a view geometry (size, stride): (dims, sizes) with the view equal to
+    permute(view(range, sizes), inverse of dims) over a contiguous range of prod(size) elements:
+    the strides, taken in the order dims, are the row-major strides of sizes. None when the view
+    overlaps or has gaps. A dim of size 1 reads one element whatever its stride: it keeps its
+    place when the others are in order already, else it goes last."""
+    moving = [d for d in range(len(size)) if size[d] != 1]
+    ordered = sorted(moving, key=lambda d: -stride[d])
+    dims = (list(range(len(size))) if ordered == moving else
+            ordered + [d for d in range(len(size)) if size[d] == 1])
+    expected = 1
+    for d in reversed(ordered):
+        if stride[d] != expected:
+            return None
+        expected *= size[d]
+    return dims, [size[d] for d in dims]
+
+
+def _on_meta(val):
+    return torch.empty_strided(val.shape, val.stride(), dtype=val.dtype, device="meta")
+
+
+def _contiguous_at_zero(val):
+    return (isinstance(val, torch.Tensor) and val.is_contiguous()
+            and val.storage_offset() == 0)
+
+
+def plain_strided_views(gm):
+    """Rewrite as_strided and as_strided_scatter whose geometry is a plain view of a contiguous
+    tensor (a range of its elements, row-major in some order of the dims) with view, permute,
+    slice and slice_scatter. Autograd's backward of an in-place write into a view (CopySlices:
+    megatron's attention masks its scores with masked_fill_ on a view) and functionalization
+    address the base through as_strided, whose value depends on the input's memory layout, which
+    a value graph does not carry; the layout is known here (each node's FakeTensor), so the
+    same elements are written as layout-free views. Other geometries are left as they are."""
+    aten = torch.ops.aten
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in (aten.as_strided.default,
+                                                             aten.as_strided_scatter.default):
+            continue
+        scatter = node.target is aten.as_strided_scatter.default
+        base = node.args[0]
+        rest = list(node.args[2 if scatter else 1:])
+        size, stride = list(rest[0]), list(rest[1])
+        offset = rest[2] if len(rest) > 2 else node.kwargs.get("storage_offset")
+        val = base.meta.get("val")
+        order = _dense_order(size, stride)
+        if not _contiguous_at_zero(val) or order is None:
+            continue
+        start, count = offset or 0, math.prod(size)
+        if start < 0 or start + count > val.numel():
+            continue
+        dims, sizes = order
+
+        def call(op, *op_args):  # a new node, its value's type on the meta device (for fxjson)
+            made = gm.graph.call_function(op, op_args)
+            made.meta["stack_trace"] = node.meta.get("stack_trace")
+            made.meta["val"] = op(*[_on_meta(a.meta["val"]) if isinstance(a, torch.fx.Node)
+                                    else a for a in op_args])
+            return made
+
+        with gm.graph.inserting_before(node):
+            flat = call(aten.view.default, base, [val.numel()])
+            if not scatter:
+                if count != val.numel():
+                    flat = call(aten.slice.Tensor, flat, 0, start, start + count)
+                new = call(aten.view.default, flat, sizes)
+                if dims != sorted(dims):
+                    new = call(aten.permute.default, new, [dims.index(d) for d in range(len(dims))])
+            else:
+                src = node.args[1]
+                if dims != sorted(dims):
+                    src = call(aten.permute.default, src, dims)
+                src = call(aten.reshape.default, src, [count])
+                if count != val.numel():
+                    src = call(aten.slice_scatter.default, flat, src, 0, start, start + count)
+                new = call(aten.view.default, src, list(val.shape))
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+    gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+
+
+def _scalar_constants(gm):
+    if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
+        scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
+
+
+def _writes(node):
+    """Whether node is an ATen operator that writes its first argument or an out= tensor."""
+    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    schema = node.target._schema
+    return any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
 def _trace(program, tp, mode, groups, rank=0):
     torch.manual_seed(0)
-    model = program.build(tp)
+    model = shims.annotate(program.build(tp))  # placements a library records its own way
     model.train(False)
+    if _holds_dtensor(model):
+        return _trace_dtensor_model(program, model, tp, mode, groups, rank)
     data = program.data(tp)
     named = list(model.named_parameters())
     names = [n for n, _ in named]
     params = [p for _, p in named]
-    # buffers (rotary inv_freq) are inputs too, replicated: as graph constants they would be
-    # opaque and differ between S and D
+    # buffers (rotary inv_freq) are inputs too, replicated unless spmd_types typed them otherwise:
+    # as graph constants they would be opaque and differ between S and D
     buffers = list(model.named_buffers())
     data_names = list(data)
     finalize = getattr(program, "finalize_grads", default_finalize_grads)
@@ -254,22 +517,17 @@ def _trace(program, tp, mode, groups, rank=0):
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
     gm = _make_fx(step, args)
-    if any(n.target is torch.ops.aten.lift_fresh_copy.default for n in gm.graph.nodes):
-        scalar_constants(gm)  # `t[mask] = 0` (megatron-core's vocab-parallel cross entropy)
-    out_of_place(gm)
-    if any(getattr(n.target, "_overloadname", None) == "out" for n in gm.graph.nodes):
-        out_variants(gm)
+    gm = value_graph(gm, args)
     if groups is None:
         groups = _process_groups(gm)
     input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
     graph = fxjson.graph_to_json(gm, rank, input_names)
-    param_placements = {sanitize(n): tpmod.placement(p) for n, p in named}
-    param_placements.update({sanitize(n): ("replicate",) for n, _ in buffers})
+    param_placements = {sanitize(n): state_placement(t, n) for n, t in named + buffers}
     data_placements = {k: program.data_placement(k) for k in data_names}
     if mode == "fwd":
         out_places = program.output_placements()
     else:
-        out_places = [("replicate",)] + [tpmod.gradient_placement(p) for p in params]
+        out_places = [("replicate",)] + [grad_placement(p, n) for n, p in named]
     traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
     traced.spec_group = getattr(program, "spec_group", None)
     return traced
@@ -330,27 +588,47 @@ def _clear_dtensor_caches():
 
 
 def dtensor_trace(program, tp, mode, groups, rank=0):
-    from torch.distributed.tensor import DTensor
+    """Capture a program whose build(tp) applies parallelize_module on tp.mesh (made here)."""
     if tp.size > 1:
         from torch.distributed.device_mesh import init_device_mesh
-        _clear_dtensor_caches()
         tp.mesh = init_device_mesh("cpu", (tp.size,))
     torch.manual_seed(0)
     model = program.build(tp)
     model.train(False)
+    return _trace_dtensor_model(program, model, tp, mode, groups, rank)
+
+
+def _holds_dtensor(model):
+    """Whether a parameter or buffer of model is a DTensor (a program that parallelized itself,
+    e.g. torchtitan's Module.parallelize under its partial_dtensor backend)."""
+    if "torch.distributed.tensor" not in sys.modules:
+        return False
+    from torch.distributed.tensor import DTensor
+    return any(isinstance(t, DTensor) for t in (*model.parameters(), *model.buffers()))
+
+
+def _trace_dtensor_model(program, model, tp, mode, groups, rank):
+    """Trace a built model holding DTensor parameters and buffers (the comment above)."""
+    from torch.distributed.tensor import DTensor
     data = program.data(tp)
     named = list(model.named_parameters())
     names = [n for n, _ in named]
-    # (placements, global shape, global stride) of a DTensor parameter; None: a plain tensor
-    specs = [(p.placements, p.shape, p.stride()) if isinstance(p, DTensor) else None
-             for _, p in named]
     buffers = list(model.named_buffers())
+    buffer_names = [n for n, _ in buffers]
+    # (mesh, placements, global shape, global stride) of a DTensor parameter or buffer (the RoPE
+    # cache of a parallelized torchtitan model: a typed input, not a baked-in constant); None: a
+    # plain tensor
+    states = [t for _, t in named] + [t for _, t in buffers]
+    specs = [(t.device_mesh, t.placements, t.shape, t.stride()) if isinstance(t, DTensor)
+             else None for t in states]
+    meshes = [s[0] for s in specs if s is not None]
+    mesh = getattr(tp, "mesh", None) or (meshes[0] if meshes else None)
     data_names = list(data)
     out_places = []
 
     def local(value, what):
         if isinstance(value, DTensor):
-            if value.device_mesh.get_coordinate() != tp.mesh.get_coordinate():
+            if value.device_mesh.get_coordinate() != mesh.get_coordinate():
                 raise ValueError(f"trace: {what} is on the mesh of another rank (a stale DTensor "
                                  "sharding cache)")
             out_places.append(dtensor_placement(value.placements, value.dim(), what))
@@ -359,12 +637,11 @@ def dtensor_trace(program, tp, mode, groups, rank=0):
         return value
 
     def step(*flat):
+        nb = len(states)
         wrapped = [x if s is None else
-                   DTensor.from_local(x, tp.mesh, s[0], run_check=False, shape=s[1], stride=s[2])
-                   for s, x in zip(specs, flat)]
-        p = dict(zip(names, wrapped))
-        nb = len(names) + len(buffers)
-        p.update(zip([n for n, _ in buffers], flat[len(names):nb]))
+                   DTensor.from_local(x, s[0], s[1], run_check=False, shape=s[2], stride=s[3])
+                   for s, x in zip(specs, flat[:nb])]
+        p = dict(zip(names + buffer_names, wrapped))
         d = dict(zip(data_names, flat[nb:]))
         out_places.clear()
         with program.loss_context(tp):
@@ -373,23 +650,22 @@ def dtensor_trace(program, tp, mode, groups, rank=0):
             if mode == "fwd":
                 results += [local(o, f"output #{k}") for k, o in enumerate(outs[1:], 1)]
             else:
-                grads = torch.autograd.grad(outs[0], wrapped)
+                grads = torch.autograd.grad(outs[0], wrapped[:len(names)])
                 results += [local(g, f"gradient of {n}") for n, g in zip(names, grads)]
         return tuple(results)
 
-    args = [(p.to_local() if isinstance(p, DTensor) else p).detach().clone()
-            .requires_grad_(mode == "joint") for p in (p for _, p in named)]
-    args += [b.detach().clone() for _, b in buffers]
+    args = [(t.to_local() if isinstance(t, DTensor) else t).detach().clone() for t in states]
+    for a in args[:len(names)]:
+        a.requires_grad_(mode == "joint")
     args += [data[k] for k in data_names]
     gm = _make_fx(step, args)
-    scalar_constants(gm)
-    out_of_place(gm)
+    gm = value_graph(gm, args)
     if groups is None:
         groups = _process_groups(gm)
-    input_names = [sanitize(n) for n in names] + [sanitize(n) for n, _ in buffers] + data_names
+    input_names = [sanitize(n) for n in names + buffer_names] + data_names
     graph = fxjson.graph_to_json(gm, rank, input_names)
     param_placements = {sanitize(n): ("replicate",) if s is None else
-                        dtensor_placement(s[0], len(s[1]), n) for n, s in zip(names, specs)}
-    param_placements.update({sanitize(n): ("replicate",) for n, _ in buffers})
+                        dtensor_placement(s[1], len(s[2]), n)
+                        for n, s in zip(names + buffer_names, specs)}
     data_placements = {k: program.data_placement(k) for k in data_names}
     return Traced(graph, input_names, param_placements, data_placements, list(out_places), groups)

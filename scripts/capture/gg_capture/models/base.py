@@ -1,4 +1,6 @@
 """Defaults shared by the programs: the TP group is the whole world, data is replicated."""
+import contextlib
+
 import torch
 
 from .. import tp as tpmod
@@ -17,6 +19,11 @@ class Program:
 
     def output_placements(self):
         return [("replicate",)]
+
+    def loss_context(self, tp):
+        """The context a DTensor program's forward and backward run in (DTensor's loss_parallel
+        for some); none by default."""
+        return contextlib.nullcontext()
 
     def describe(self):
         return {"model": self.name, "config": self.config, "parallel_plan": self.plan}

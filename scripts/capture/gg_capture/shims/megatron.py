@@ -1,77 +1,92 @@
-"""Run megatron-core's tensor-parallel modules on the CPU over gg_capture's fake process group.
+"""megatron-core on the CPU over gg_capture's fake process group, with no edit of megatron and none
+in the user's factory.
 
-Exploratory (issue 13 item 2): what a GPTModel at TP 2 needs to build and run its forward without
-a GPU or a real communicator. Each shim is one documented obstacle; apply() installs them all,
-process-wide and idempotently (a capture process only: it replaces torch.cuda.current_device and
-torch.distributed's in-place collectives), before megatron's modules are built.
-Tested with megatron-core 0.16.1 (the newest release for Python 3.11) and torch 2.13.
+gg_capture applies this module by itself (shims/__init__.py: when the user's code has imported
+megatron.core, before each factory call) and runs every captured rank inside rank(), so a factory
+is written as for a real run:
 
-Obstacles and what is done about each:
-  1. gloo groups: initialize_model_parallel creates gloo process groups next to the default
-     backend's; the fake backend's world cannot host ProcessGroupGloo (c10d "Not implemented").
-     Pass create_gloo_process_groups=False (initialize_model_parallel() below does).
-  2. the CUDA RNG tracker: model_parallel_cuda_manual_seed and every tracker fork (weight init,
-     attention dropout) read and set torch.cuda RNG states. CpuRNGStatesTracker keeps the
-     tracked streams on the CPU generator instead.
-  3. torch.cuda.current_device(): megatron allocates its buffers (all-gather outputs, the global
-     memory buffer, attention masks) with device=torch.cuda.current_device(). After apply() it
-     answers "cpu".
-  4. in-place c10d collectives: megatron's mappings and vocab-parallel cross entropy call
-     torch.distributed.all_reduce(t) / all_gather_into_tensor(out, t) / reduce_scatter_tensor(
-     out, t), which make_fx records as c10d.allreduce_ & co. (no value semantics, and GraphGuard
-     reads _c10d_functional). They are replaced by the functional collectives plus a copy_ into
-     the destination, which trace.out_of_place turns into a value (aten.copy); async_op=True
-     (the backward's overlapped all-reduce / reduce-scatter) gets a handle whose wait() is a
-     no-op, the value being in place already.
-  5. make_viewless_tensor: `out = torch.empty((1,)); out.data = inp.data` swaps the storage behind
-     autograd's and make_fx's back: the graph reads the empty [1] tensor (a shape error in
-     verify). A value graph has no views to drop, so the kernel returns its input.
-  6. WrappedTorchNorm refuses sequence_parallel (the local layer spec's norm without Apex or
-     Transformer Engine): torch's LayerNorm/RMSNorm is per token, so it is right on sequence
-     shards, but its weights' gradients are then partial per shard. sp_norm builds the same
-     module and marks the weights sequence-parallel (megatron's `sequence_parallel` attribute,
-     which finalize_model_grads all-reduces, and gg_capture's, which trace.py's joint capture
-     all-reduces the same way).
-
-What works (megatron-core 0.16.1, GPTModel with get_gpt_layer_local_spec, 1 layer, hidden 32,
-4 heads, vocabulary 64, sequence 8, TP 2, laptop-mode verify): the forward with megatron's own
-vocab-parallel cross entropy REFINES, with and without sequence parallelism; a RowParallelLinear
-and VocabParallelEmbedding without their all-reduce is not REFINES (VIOLATION with LibTorch).
-The joint forward+backward needs a loss other than megatron's (obstacle 7) and is captured with
-gg_capture.vocab_parallel_cross_entropy on GPTModel's vocabulary-sharded logits: `graphguard
-check` HOLDS (28 of 28 relations, with and without SP); the symbolic engine stops (UNKNOWN,
-iteration limit) at an attention-backward bmm whose operand megatron builds with as_strided.
-  7. not shimmed: VocabParallelCrossEntropy's backward writes in place into views of the saved
-     softmax (grad_2d[arange, target] -= ..., grad_input.mul_); trace.out_of_place refuses
-     writes through views, and torch.func.functionalize refuses megatron's autograd.Functions
-     (no setup_context).
-
-A factory (graphguard-capture mgpt:build --tp 2 --mode fwd):
+    from megatron.core import parallel_state
+    from megatron.core.tensor_parallel import model_parallel_cuda_manual_seed
 
     def build(tp, sp=False):
-        if tp.size == 1 and not dist.is_initialized():   # S: megatron needs a world of one rank
-            dist.init_process_group("fake", store=fakedist.FakeStore(), rank=0, world_size=1)
-        shim.apply()
-        parallel_state.destroy_model_parallel()
-        shim.initialize_model_parallel(tp.size)
-        shim.model_parallel_manual_seed(0)
-        cfg = TransformerConfig(num_layers=1, hidden_size=32, num_attention_heads=4,
-                                use_cpu_initialization=True, tensor_model_parallel_size=tp.size,
-                                sequence_parallel=sp and tp.size > 1)
-        model = shim.mark_placements(GPTModel(cfg, get_gpt_layer_local_spec(), vocab_size=64,
-                                              max_sequence_length=8))
-        model.register_forward_hook(lambda m, a, out: out.float().mean())   # the scalar loss
-        return model, {"input_ids": ..., "position_ids": ..., "attention_mask": ..., "labels": ...}
+        parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp.size)
+        model_parallel_cuda_manual_seed(0)
+        config = TransformerConfig(num_layers=1, hidden_size=32, num_attention_heads=4,
+                                   use_cpu_initialization=True, sequence_parallel=sp,
+                                   tensor_model_parallel_size=tp.size)
+        gpt = GPTModel(config, get_gpt_layer_local_spec(), vocab_size=64, max_sequence_length=8)
+        ...   # a module whose forward returns the loss; see examples/megatron_core/gpt.py
+
+Tested with megatron-core 0.19.2 (scripts/setup.sh pins it) and torch 2.13. Each shim is one
+obstacle to running megatron's code on the CPU under make_fx; none changes what megatron computes:
+
+  1. the world: megatron's parallel_state needs torch.distributed initialized, also for the
+     sequential program S (TP 1). rank() opens a fake world of one rank for S; at the end of each
+     rank it calls parallel_state.destroy_model_parallel(), so the next rank's factory call
+     initializes megatron's groups afresh over the next fake world.
+  2. gloo groups: initialize_model_parallel creates gloo groups next to the default backend's; the
+     fake world cannot host ProcessGroupGloo. torch.distributed.new_group(backend="gloo") makes a
+     group of the default (fake) backend instead; megatron uses gloo groups for CPU-side
+     checkpoint and optimizer traffic only, never in a forward or backward.
+  3. the RNG tracker: model_parallel_cuda_manual_seed's CudaRNGStatesTracker keeps CUDA
+     generator states. megatron builds its tracker from the module-level class, which is replaced
+     by CpuRNGStatesTracker (the same streams on the CPU generator). Weight values do not matter
+     to GraphGuard (parameters are inputs of the graphs), only that S and D run the same code.
+  4. CUDA devices: megatron allocates buffers with device=torch.cuda.current_device() or
+     device="cuda" (its default causal mask is torch.ones(sq, sq, device="cuda")). After apply(),
+     torch.cuda.current_device() answers "cpu"; inside rank() a TorchFunctionMode (CpuDevices)
+     turns every other CUDA device argument into the CPU.
+  5. in-place collectives: megatron calls torch.distributed.all_reduce(t),
+     all_gather_into_tensor(out, t) (bound at import time as dist_all_gather_func),
+     reduce_scatter_tensor(out, t) and all_to_all_single(out, t), which make_fx records as
+     c10d.allreduce_ & co. (no value semantics; GraphGuard reads _c10d_functional). Each is
+     replaced, in torch.distributed and wherever a megatron module bound it, by the functional
+     collective plus a copy_ into the destination (shims/functional_dist.py, shared with the
+     torchtitan shim; the capture turns copy_ into a value). A
+     collective over a group of one rank is the identity there and emits nothing. async_op=True
+     gets a handle whose wait() does nothing (the value is in place already).
+  6. make_viewless_tensor: `out = torch.empty((1,)); out.data = inp.data` swaps storage behind
+     make_fx's back (the graph would read the empty [1] tensor). A value graph has no views to
+     drop: the kernel returns its input.
+  7. WrappedTorchNorm refuses sequence parallelism (the local spec's norm without Apex or
+     Transformer Engine): torch's LayerNorm/RMSNorm is per token, so it is right on sequence
+     shards, but its weights' gradients are then partial per shard. The same torch module is
+     built with its weights marked sequence_parallel (megatron's attribute, which
+     finalize_model_grads all-reduces over the TP group; the joint capture does the same).
+
+Not a shim, because it is not megatron's: its vocabulary-parallel cross entropy's hand-written
+backward writes in place through views of the saved softmax (`grad_2d[arange, target] -= ...`,
+`grad_input.mul_(...)`), and autograd's backward of its in-place attention mask reads the scores
+through as_strided. The capture handles both for any program (trace.py: functionalize,
+plain_strided_views), so the joint graph holds megatron's own backward.
+
+Placements (mark_placements, called by gg_capture on the module a factory returns): a parameter
+with megatron's tensor_model_parallel attribute is shard(partition_dim) (megatron's fused QKV is
+laid out per head group, so the plain shard is right); one with sequence_parallel has its
+gradient all-reduced over the TP group, as finalize_model_grads does.
 """
 import contextlib
+import sys
 
 import torch
+
+from . import functional_dist
+
+# torch.distributed's in-place collectives this module replaces (shim 5), by name
+_COLLECTIVES = ("all_reduce", "all_gather_into_tensor", "_all_gather_base",
+                "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all_single")
+_ORIGINAL = {}  # name -> torch.distributed's function, filled by apply()
+
+
+def loaded():
+    """Whether the running program has imported megatron-core (then apply() is needed)."""
+    return "megatron.core" in sys.modules
 
 
 class CpuRNGStatesTracker:
     """megatron.core.tensor_parallel.random.CudaRNGStatesTracker's interface on the CPU
     generator: add(name, seed) records a stream; fork(name) runs the block on that stream and
-    restores the default one."""
+    restores the default one (shim 3)."""
 
     def __init__(self, *args, **kwargs):
         self.reset()
@@ -87,7 +102,7 @@ class CpuRNGStatesTracker:
         return dict(self.states_)
 
     def set_states(self, states):
-        self._is_initialized, self.states_ = True, states
+        self._is_initialized, self.states_ = True, dict(states)
 
     def add(self, name, seed):
         self._is_initialized = True
@@ -111,72 +126,33 @@ class CpuRNGStatesTracker:
             torch.set_rng_state(outer)
 
 
-def model_parallel_manual_seed(seed):
-    """model_parallel_cuda_manual_seed's streams (the default, tensor-parallel and expert
-    offsets, as megatron-core 0.16 derives them) on a CpuRNGStatesTracker."""
-    from megatron.core import parallel_state as ps
-    from megatron.core.tensor_parallel import random
-    tracker = CpuRNGStatesTracker()
-    random._CUDA_RNG_STATE_TRACKER = tracker
-    random._CUDA_RNG_STATE_TRACKER_INITIALIZED = True
-    tp_rank = ps.get_tensor_model_parallel_rank()
-    torch.manual_seed(seed)
-    tracker.add(random._MODEL_PARALLEL_RNG_TRACKER_NAME, seed + 2718 + tp_rank)
-    tracker.add(random.get_expert_parallel_rng_tracker_name(), seed + 2718 + 100 + tp_rank)
-    tracker.add(random.get_data_parallel_rng_tracker_name(), seed)
-    return tracker
+# ---- shim 5: in-place collectives as functional ones -------------------------------------------
 
-
-_OPS = {"SUM": "sum", "MAX": "max", "MIN": "min", "AVG": "avg", "PRODUCT": "product"}
-
-
-def _op_name(op):
+def _rebind_collectives():
+    """Shim 5 in torch.distributed and in every loaded megatron module that bound one of its
+    collectives under its own name (`dist_all_gather_func = torch.distributed.
+    all_gather_into_tensor`)."""
     import torch.distributed as dist
-    for name, value in _OPS.items():
-        if op == getattr(dist.ReduceOp, name):
-            return value
-    raise ValueError(f"shims.megatron: reduce op {op} has no functional collective")
+    for name in _COLLECTIVES:
+        _ORIGINAL.setdefault(name, getattr(dist, name))
+        setattr(dist, name, functional_dist.REPLACEMENTS[name])
+    by_original = {id(_ORIGINAL[name]): functional_dist.REPLACEMENTS[name]
+                   for name in _COLLECTIVES}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("megatron."):
+            continue
+        for attr, value in list(vars(module).items()):
+            if id(value) in by_original and callable(value):
+                setattr(module, attr, by_original[id(value)])
 
 
-class _Done:
-    """The work handle of an async_op=True call: the value is already in place (the functional
-    collective and its copy_ are recorded where the call is), so wait() has nothing to do."""
+# ---- shim 7: WrappedTorchNorm under sequence parallelism --------------------------------------
 
-    def wait(self):
-        return True
-
-
-def _handle(async_op):
-    return _Done() if async_op else None
-
-
-def all_reduce(tensor, op=None, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    tensor.copy_(fc.all_reduce(tensor, _op_name(op if op is not None else dist.ReduceOp.SUM),
-                               group or dist.group.WORLD))
-    return _handle(async_op)
-
-
-def all_gather_into_tensor(output, input_, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    gather = getattr(fc, "all_gather_single", fc.all_gather_tensor)  # torch 2.13's name
-    output.copy_(gather(input_.contiguous(), 0, group or dist.group.WORLD))
-    return _handle(async_op)
-
-
-def reduce_scatter_tensor(output, input_, op=None, group=None, async_op=False):
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as fc
-    op = _op_name(op if op is not None else dist.ReduceOp.SUM)
-    scatter = getattr(fc, "reduce_scatter_single", fc.reduce_scatter_tensor)
-    output.copy_(scatter(input_.contiguous(), op, 0, group or dist.group.WORLD))
-    return _handle(async_op)
+_WRAPPED_NEW = []
 
 
 def sp_norm(cls, config, hidden_size, eps=1e-5, **unused):
-    """WrappedTorchNorm.__new__ that accepts config.sequence_parallel (shim 6)."""
+    """WrappedTorchNorm.__new__ that accepts config.sequence_parallel."""
     if not config.sequence_parallel:
         return _WRAPPED_NEW[0](cls, config, hidden_size, eps, **unused)
     kinds = {"LayerNorm": torch.nn.LayerNorm, "RMSNorm": torch.nn.RMSNorm}
@@ -185,44 +161,103 @@ def sp_norm(cls, config, hidden_size, eps=1e-5, **unused):
     norm = kinds[config.normalization](normalized_shape=hidden_size, eps=eps)
     for param in norm.parameters():
         param.sequence_parallel = True
-        param.gg_sequence_parallel = True
     return norm
 
 
-_WRAPPED_NEW = []
+# ---- shims 2-7 ---------------------------------------------------------------------------------
+
+def _new_group(*args, **kwargs):
+    """torch.distributed.new_group with a gloo backend made the default one (shim 2)."""
+    if kwargs.get("backend") == "gloo":
+        kwargs["backend"] = None
+    elif len(args) > 2 and args[2] == "gloo":
+        args = (*args[:2], None, *args[3:])
+    return _ORIGINAL["new_group"](*args, **kwargs)
 
 
 def apply():
-    """Install shims 2-6 (shim 1 is initialize_model_parallel's argument)."""
+    """Install shims 2-7, process-wide and idempotently (a capture process only: it replaces
+    torch.cuda.current_device and torch.distributed's in-place collectives)."""
     import torch.distributed as dist
-    from megatron.core.tensor_parallel import layers, mappings
     from megatron.core import utils
+    from megatron.core.tensor_parallel import random
     from megatron.core.transformer import torch_norm
+    if "new_group" not in _ORIGINAL:
+        _ORIGINAL["new_group"] = dist.new_group
+        dist.new_group = _new_group
+    if random.CudaRNGStatesTracker is not CpuRNGStatesTracker:
+        random.CudaRNGStatesTracker = CpuRNGStatesTracker
+        if not isinstance(random._CUDA_RNG_STATE_TRACKER, (CpuRNGStatesTracker, type(None))):
+            random._CUDA_RNG_STATE_TRACKER_INITIALIZED = False  # built before apply(): rebuild
+    torch.cuda.current_device = lambda: "cpu"
+    utils._kernel_make_viewless_tensor = lambda inp, requires_grad: inp
     if not _WRAPPED_NEW:
         _WRAPPED_NEW.append(torch_norm.WrappedTorchNorm.__new__)
         torch_norm.WrappedTorchNorm.__new__ = sp_norm
-    torch.cuda.current_device = lambda: "cpu"
-    utils._kernel_make_viewless_tensor = lambda inp, requires_grad: inp
-    dist.all_reduce = all_reduce
-    for module in (mappings, layers):  # bound at import time under these names
-        module.dist_all_gather_func = all_gather_into_tensor
-        module.dist_reduce_scatter_func = reduce_scatter_tensor
+    _rebind_collectives()  # every call: megatron modules imported since the last one
 
 
-def initialize_model_parallel(tp):
-    """parallel_state.initialize_model_parallel for a TP-only world over the fake group."""
-    from megatron.core import parallel_state as ps
-    ps.initialize_model_parallel(tensor_model_parallel_size=tp, create_gloo_process_groups=False)
+def _is_cuda(device):
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.split(":")[0] == "cuda"
+    return isinstance(device, int) and not isinstance(device, bool)  # a CUDA ordinal
+
+
+class CpuDevices(torch.overrides.TorchFunctionMode):
+    """Shim 4: a CUDA device argument of any torch call (device="cuda", device=0, t.to("cuda"),
+    t.cuda()) means the CPU."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.Tensor.cuda:
+            return args[0]
+        if _is_cuda(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        if func is torch.Tensor.to and len(args) > 1 and _is_cuda(args[1]):
+            args = (args[0], "cpu", *args[2:])
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def rank(world):
+    """Around one captured rank (S at world 1): a fake world of one rank for S where none is
+    open (shim 1), CUDA devices mapped to the CPU (shim 4); megatron's parallel state is
+    destroyed at the end (the fake world it was built over closes with the rank)."""
+    import torch.distributed as dist
+    from megatron.core import parallel_state
+    from .. import fakedist
+    opened = world == 1 and not dist.is_initialized()
+    if opened:
+        dist.init_process_group("fake", store=fakedist.FakeStore(), rank=0, world_size=1)
+    try:
+        with CpuDevices():
+            yield
+    finally:
+        parallel_state.destroy_model_parallel()
+        if opened and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def layers(model):
+    """What built the model's tensor-parallel layers, when megatron did (some parameter has its
+    tensor_model_parallel attribute): "megatron-core VERSION's tensor-parallel layers"; else None."""
+    if not any(hasattr(p, "tensor_model_parallel") for p in model.parameters()):
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return f"megatron-core {version('megatron-core')}'s tensor-parallel layers"
+    except PackageNotFoundError:
+        return "megatron-core's tensor-parallel layers"
 
 
 def mark_placements(model):
-    """gg_capture's placements from megatron's own parameter attributes: tensor_model_parallel
-    with partition_dim d -> shard(d) (megatron's fused QKV is laid out per head group, so the
-    plain shard is right); sequence_parallel (norms, row-parallel biases under SP) -> a gradient
-    all-reduced over the TP group, as finalize_model_grads does."""
+    """gg_capture's placements from megatron's own parameter attributes (see the module
+    docstring); parameters without them keep what they have (replicated by default)."""
     from .. import tp as tpmod
     for param in model.parameters():
-        if getattr(param, "tensor_model_parallel", False):
+        if getattr(param, "tensor_model_parallel", False) and not hasattr(param, "gg_placement"):
             if getattr(param, "partition_stride", 1) != 1:
                 raise ValueError("shims.megatron: a strided partition has no shard placement")
             tpmod.place(param, "shard", param.partition_dim)
