@@ -13,13 +13,15 @@
 namespace gg::runtime {
 namespace {
 
-const std::string kPipeline =
-    std::string(GG_SOURCE_DIR) + "/tests/data/goals/pipeline_two_stages/dist";
+const std::string kGoals = std::string(GG_SOURCE_DIR) + "/tests/data/goals/";
 
 // tests/data/goals/pipeline_two_stages: rank 0 sends x[0:2] w1 and x[2:4] w1, rank 1 returns
-// cat(relu(a0) w2, relu(a1) w2) of what it receives: relu(x w1) w2.
+// cat(relu(a0) w2, relu(a1) w2) of what it receives: relu(x w1) w2. `goal`: the same program
+// with c10d's send/recv_ or (pipeline_two_stages_functional) _c10d_functional's isend/irecv.
 struct Pipeline {
-  ir::Program program = frontend::LoadProgram({kPipeline + "/dist.json"});
+  explicit Pipeline(const std::string& goal = "pipeline_two_stages")
+      : program(frontend::LoadProgram({kGoals + goal + "/dist/dist.json"})) {}
+  ir::Program program;
   at::Tensor x = at::randn({4, 8}, at::kDouble).to(at::kFloat);
   at::Tensor w1 = at::randn({8, 8}, at::kDouble).to(at::kFloat);
   at::Tensor w2 = at::randn({8, 8}, at::kDouble).to(at::kFloat);
@@ -36,6 +38,15 @@ TEST(PointToPointExecution, AReceiveGetsTheTensorItsPeerSent) {
   ASSERT_EQ(results.size(), 2u);
   EXPECT_TRUE(at::allclose(results[1].outputs.at(0), p.Expected())) << results[1].outputs.at(0);
   EXPECT_TRUE(at::equal(results[0].outputs.at(0), at::mm(p.x.slice(0, 2, 4), p.w1)));
+}
+
+// The functional forms: irecv's value passes through its wait_tensor.
+TEST(PointToPointExecution, FunctionalTransfersDeliverTheirTensors) {
+  at::manual_seed(9);
+  Pipeline p("pipeline_two_stages_functional");
+  ASSERT_EQ(p.program.transfers.size(), 2u);
+  std::vector<ExecutionResult> results = ExecuteProgram(p.program, p.Inputs());
+  EXPECT_TRUE(at::allclose(results[1].outputs.at(0), p.Expected())) << results[1].outputs.at(0);
 }
 
 // Through a backend each rank runs alone: the sends reach the backend where the graph sends,
