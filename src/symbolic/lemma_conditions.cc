@@ -1205,8 +1205,8 @@ std::optional<ClassId> ScaleOfDivNumber(EGraph& g, const Bindings& b) {
 
 // ---- scales (scaling.rules) ----------------------------------------------------------------
 
-// A number's reciprocal 1 / v, or the reciprocal of the integer that 1 / v lies within 1e-12
-// (relative) of: the factors 1 / m schedules and specs write stand for exact reciprocals.
+// a * b, or 1 / k when 1 / (a * b) lies within 1e-12 (relative) of the integer k: the factors
+// 1 / m that schedules and specs write stand for exact reciprocals.
 double SnappedProduct(double a, double b) {
   const double p = a * b;
   if (p == 0.0 || !std::isfinite(p)) return p;
@@ -1332,11 +1332,14 @@ std::optional<ClassId> DivOfFullNumber(EGraph& g, const Bindings& b) {
 }
 
 // (mul (full ?v ?t ?ss...) ?x): the product has exactly x's type (the constant broadcasts into
-// x and does not promote it), so it is x scaled by the number v.
+// x and does not promote it) and the constant is of x's dtype (v is not rounded to another
+// one first), so it is x scaled by the number v.
 bool FullScalesX(const EGraph& g, const Bindings& b) {
   const auto& root = TypeOf(g, b.match().eclass);
   const auto& x = TypeOf(g, b.Var("x"));
-  return root && x && *root == *x && NumberOf(g, b.Var("v")).has_value();
+  const std::optional<double> dtype = NumberOf(g, b.Var("t"));
+  return root && x && *root == *x && NumberOf(g, b.Var("v")).has_value() && dtype &&
+         *dtype == static_cast<double>(static_cast<int64_t>(x->dtype));
 }
 
 // The number 0 (not a tensor).
