@@ -113,6 +113,11 @@ std::vector<Tok> Lex(std::string_view text, const std::string& file) {
           break;
         }
       }
+    } else if (c == '.' && at(i + 1) == '.' && at(i + 2) == '.') {
+      // `{...}`: a literal XLA printed without its values (print_large_constants off)
+      tok.kind = Tok::kIdent;
+      tok.text = "...";
+      i += 3;
     } else if (c == '-' && at(i + 1) == '>') {
       tok.kind = Tok::kPunct;
       tok.text = "->";
@@ -527,6 +532,9 @@ struct HVal {
   // A broadcast whose operand dims are the result's trailing dims in order (numpy's rule): its
   // operand, which an ATen elementwise operator broadcasts alike.
   std::optional<ir::TensorRef> broadcast_of;
+  // An asynchronous collective started (all-reduce-start, all-gather-start): the
+  // _c10d_functional collective's result, which the matching *-done waits for.
+  std::optional<ir::TensorRef> started;
 };
 
 enum class Reducer { kNone, kAdd, kMax, kMin, kAnd, kOr };
@@ -631,6 +639,7 @@ class Builder {
       }
       graph_.inputs.push_back(params[i].second);
     }
+    for (ir::NodeId id : elided_constants_) graph_.inputs.push_back(id);
     const HVal& out = values_.at(root->hlo_name);
     std::vector<ir::TensorRef> refs;
     Flatten(out, *root, &refs);
@@ -1259,8 +1268,33 @@ class Builder {
     }
   }
 
+  // Whether the constant's literal was printed elided, `constant({...})`: its values are not in
+  // the module.
+  static bool ElidedLiteral(const Instr& in) {
+    if (in.operands.size() != 1) return false;
+    for (const Tok& t : in.operands[0]) {
+      if (t.kind == Tok::kIdent && t.text == "...") return true;
+    }
+    return false;
+  }
+
   HVal Constant(const Instr& in) {
     const ir::TensorType type = TensorTypeOf(in);
+    if (ElidedLiteral(in)) {
+      // The module does not hold the values (XLA prints large literals as {...}): a graph input
+      // named after the instruction, listed after the parameters, so the spec says how S's and
+      // D's relate (`input constant_22 = replicate`: a premise), and never a value GraphGuard
+      // would make up.
+      ir::Node node;
+      node.kind = ir::NodeKind::kInput;
+      node.name = UniqueName(in.hlo_name);
+      node.def_line = in.line;
+      node.source = Source(in);
+      node.outputs.push_back({node.name, type});
+      const ir::NodeId id = graph_.AddNode(std::move(node));
+      elided_constants_.push_back(id);
+      return One({id, 0});
+    }
     double number = 0.0;
     bool known = false;
     if (type.shape.empty()) {
@@ -1443,6 +1477,10 @@ class Builder {
       shape[dims[k]] = t.shape[k].value();
     }
     HVal result;
+    bool trailing = true;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      trailing = trailing && dims[k] == static_cast<int64_t>(out.shape.size() - dims.size() + k);
+    }
     if (t.shape.empty()) {
       result = One(Emit(in, in.hlo_name, "aten::expand", {ref, Ints(Sizes(out))}, {}, out));
     } else {
@@ -1451,18 +1489,23 @@ class Builder {
       if (mid == out) {
         result = One(Emit(in, in.hlo_name, "aten::reshape", {ref, Ints(shape)}, {}, out));
       } else {
+        // The operand with a 1 at each broadcast dim, the new leading dims dropped
+        // (right-aligned, as ATen broadcasts; the operand's own dims all kept, size 1 or not):
+        // expanded to the result, and what an elementwise operator reading the broadcast takes
+        // instead (ATen broadcasts it alike), so S's broadcast over all heads and a rank's over
+        // its own (which XLA may write as a reshape and a trailing broadcast) meet at one term.
+        const std::vector<int64_t> kept(shape.begin() + dims.front(), shape.end());
+        ir::TensorType lead{t.dtype, {}};
+        for (int64_t s : kept) lead.shape.push_back(s);
         ir::TensorRef r = ref;
-        if (mid.shape != t.shape) {
-          r = Emit(in, in.hlo_name + "_rs", "aten::reshape", {ref, Ints(shape)}, {}, mid);
+        if (lead.shape != t.shape) {
+          r = Emit(in, in.hlo_name + "_rs", "aten::reshape", {ref, Ints(kept)}, {}, lead);
         }
         result = One(Emit(in, in.hlo_name, "aten::expand", {r, Ints(Sizes(out))}, {}, out));
+        result.broadcast_of = r;
       }
     }
     result.scalar = x.scalar;
-    bool trailing = true;
-    for (size_t k = 0; k < dims.size(); ++k) {
-      trailing = trailing && dims[k] == static_cast<int64_t>(out.shape.size() - dims.size() + k);
-    }
     if (trailing) result.broadcast_of = ref;
     return result;
   }
@@ -1753,18 +1796,50 @@ class Builder {
     return result;
   }
 
-  HVal Collective(const Instr& in) {
+  // all-reduce-start / all-gather-start: the collective started (its _c10d_functional node,
+  // whose result only the matching *-done may read: the loader checks it); all-gather-start's
+  // result is the tuple (operand, gathered) XLA prints. *-done: the wait.
+  HVal AsyncStart(const Instr& in) {
+    Instr sync = in;
+    sync.opcode = in.opcode.substr(0, in.opcode.size() - std::string("-start").size());
+    if (sync.opcode == "all-gather" && in.shape.tuple && in.shape.elems.size() == 2 &&
+        in.operands.size() == 1 && !in.shape.elems[1].tuple) {
+      sync.shape = in.shape.elems[1];
+    }
+    if (sync.shape.tuple) return Opaque(in);
+    HVal v = Collective(sync, &in);
+    if (!v.started || !in.shape.tuple) return v;  // no started: the start's opaque node
+    HVal t;  // (operand, gathered): element 1 is the collective's result, read by the done only
+    t.tuple = true;
+    t.elems = {Operand(in, 0), v};
+    t.started = v.started;
+    return t;
+  }
+
+  HVal AsyncDone(const Instr& in) {
+    if (in.operands.size() != 1 || in.shape.tuple) return Opaque(in);
+    const HVal& start = Operand(in, 0);
+    if (!start.started) return Opaque(in);  // the start loaded opaque
+    return One(Emit(in, in.hlo_name, "_c10d_functional::wait_tensor", {*start.started}, {},
+                    TensorTypeOf(in)));
+  }
+
+  // `started_by`: the *-start instruction read as this synchronous one (its opaque form is the
+  // start's, and the result the started collective, not waited for).
+  HVal Collective(const Instr& in, const Instr* started_by = nullptr) {
+    const bool async = started_by != nullptr;
+    const Instr& original = async ? *started_by : in;
     if (in.opcode == "all-to-all" && in.shape.tuple) return AllToAllTuple(in);
-    if (in.operands.size() != 1 || in.shape.tuple) return Opaque(in);  // tuple collectives
+    if (in.operands.size() != 1 || in.shape.tuple) return Opaque(original);  // tuple collectives
     std::optional<int64_t> exchanged;  // all-to-all: the split (and concat) dimension
     if (in.opcode == "all-to-all") exchanged = AllToAllDim(in);
-    if (SingletonGroups(in) && OperandType(in, 0) == TensorTypeOf(in) &&
+    if (!async && SingletonGroups(in) && OperandType(in, 0) == TensorTypeOf(in) &&
         (in.opcode != "all-reduce" || ReducerOf(in) != Reducer::kNone)) {
       return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
     }
     // Groups of replicas in a partitioned module (or the converse): each device's group holds
     // other devices than the ranks the ids would name; not modelled.
-    if (!IdsAreRanks(in)) return Opaque(in);
+    if (!IdsAreRanks(in)) return Opaque(original);
     const ir::TensorType out = TensorTypeOf(in);
     ir::TensorRef x = OperandRef(in, 0);
     bool ascending = true;
@@ -1777,7 +1852,7 @@ class Builder {
                        : r == Reducer::kMax ? "max"
                        : r == Reducer::kMin ? "min"
                                             : nullptr;
-      if (!op) return Opaque(in);
+      if (!op) return Opaque(original);
       started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_reduce",
                      {x, std::string(op), group}, {}, out);
     } else if (exchanged) {
@@ -1785,7 +1860,7 @@ class Builder {
       // rank order, all_to_all_single's equal-split exchange along dim 0; another dimension is
       // swapped with dim 0 for it and back after (a transpose, whose lemmas move concats and
       // slices, and which undoes itself).
-      if (!ascending) return Opaque(in);
+      if (!ascending) return Opaque(original);
       const int64_t d = *exchanged;
       if (out.shape[d].value() % size != 0) {
         Fail(in, "dimension " + std::to_string(d) + " (" + std::to_string(out.shape[d].value()) +
@@ -1805,18 +1880,41 @@ class Builder {
           Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
       return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
     } else {
-      // Along dim 0 and in rank order only: the registry's collectives gather and scatter so.
-      if (IntList(in, "dimensions", true) != std::vector<int64_t>{0} || !ascending) {
-        return Opaque(in);
+      // In rank order only: the registry's collectives gather and scatter so, along dim 0; another
+      // dimension d (jax's sequence-sharded activations gathered on dim 1) is swapped with dim 0
+      // around it, as for all-to-all (gathering the swapped blocks along dim 0 is swapping the
+      // blocks gathered along d). An asynchronous one stays along dim 0.
+      const std::vector<int64_t> dims = IntList(in, "dimensions", true);
+      const int64_t rank = static_cast<int64_t>(out.shape.size());
+      if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank || !ascending ||
+          (async && dims[0] != 0)) {
+        return Opaque(original);
+      }
+      if (in.opcode != "all-gather" && ReducerOf(in) != Reducer::kAdd) return Opaque(original);
+      const int64_t d = dims[0];
+      ir::TensorType moved = out;
+      if (d != 0) {
+        x = Emit(in, in.hlo_name + "_swap", "aten::transpose.int", {x, int64_t{0}, d}, {},
+                 std::nullopt);
+        std::swap(moved.shape[0], moved.shape[static_cast<size_t>(d)]);
       }
       if (in.opcode == "all-gather") {
         started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_gather_into_tensor",
-                       {x, size, group}, {}, out);
+                       {x, size, group}, {}, moved);
       } else {
-        if (ReducerOf(in) != Reducer::kAdd) return Opaque(in);
         started = Emit(in, in.hlo_name + "_start", "_c10d_functional::reduce_scatter_tensor",
-                       {x, std::string("sum"), size, group}, {}, out);
+                       {x, std::string("sum"), size, group}, {}, moved);
       }
+      if (d != 0) {
+        const ir::TensorRef waited =
+            Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
+        return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
+      }
+    }
+    if (async) {
+      HVal v = One(started);
+      v.started = started;
+      return v;
     }
     return One(Emit(in, in.hlo_name, "_c10d_functional::wait_tensor", {started}, {}, out));
   }
@@ -1893,19 +1991,145 @@ class Builder {
   }
 
   // Custom calls that return their operand: sharding annotations (with_sharding_constraint's
-  // Sharding, Shardy's), and on one device the shard/full shape changes, which leave the shape.
+  // Sharding, Shardy's), Neuron's weight placement, and on one device the shard/full shape changes, which leave the shape.
   bool IsIdentityCustomCall(const Instr& in) const {
     if (in.operands.size() != 1 || in.shape.tuple || !in.shape.unsupported.empty()) return false;
     const Attr* a = FindAttr(in, "custom_call_target");
     if (!a || a->value.size() != 1 || a->value[0].kind != Tok::kStr) return false;
     const std::string& target = a->value[0].text;
+    // AwsNeuronTransferWithStaticRing: transformers-neuronx places each weight with it (hlo.py
+    // transfer_with_static_ring); the value is its operand's.
     static const std::set<std::string> kAnnotations = {"Sharding", "xla.sdy.FuncResultSharding",
-                                                       "xla.sdy.Sharding"};
+                                                       "xla.sdy.Sharding",
+                                                       "AwsNeuronTransferWithStaticRing"};
     static const std::set<std::string> kShapeChanges = {
         "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.GlobalToLocalShape",
         "xla.sdy.LocalToGlobalShape"};
     if (kAnnotations.count(target)) return true;
     return world_ == 1 && kShapeChanges.count(target) && OperandType(in, 0) == in.shape.type;
+  }
+
+  // The custom_call_target of a custom-call, or "".
+  std::string CustomCallTarget(const Instr& in) const {
+    const Attr* a = FindAttr(in, "custom_call_target");
+    if (!a || a->value.size() != 1 || a->value[0].kind != Tok::kStr) return "";
+    return a->value[0].text;
+  }
+
+  // AwsNeuronRmsNorm(x, weight, eps), backend_config="<d>" (transformers-neuronx's hlo.rms_norm,
+  // torch_neuronx's RmsNorm): RMSNorm over dimension d, computed in x's dtype and given in the
+  // instruction's, as the generic HLO transformers-neuronx emits instead (rms_norm_legacy):
+  // x * rsqrt(mean(x^2, d) + eps) * weight along d. Lowered to that ATen decomposition
+  // (pow.Tensor_Scalar, mean.dim with keepdim, add, rsqrt, mul, the weight reshaped to broadcast
+  // along d, _to_copy), so the lemmas and the numeric runtime serve it. nullopt (opaque) when
+  // eps is not a known scalar, d is no dimension of x, or the shapes disagree.
+  std::optional<HVal> NeuronRmsNorm(const Instr& in) {
+    if (in.operands.size() != 3 || in.shape.tuple || !in.shape.unsupported.empty()) {
+      return std::nullopt;
+    }
+    const ir::TensorType out = in.shape.type;
+    const Attr* config = FindAttr(in, "backend_config");
+    if (!config || config->value.size() != 1 || config->value[0].kind != Tok::kStr) {
+      return std::nullopt;
+    }
+    const std::string& dim_text = config->value[0].text;
+    if (dim_text.empty() || dim_text.size() > 3 ||
+        dim_text.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    const int64_t d = std::stoll(dim_text);
+    const ir::TensorRef x = OperandRef(in, 0), w = OperandRef(in, 1);
+    const ir::TensorType &tx = graph_.type(x), &tw = graph_.type(w);
+    const std::optional<double> eps = Operand(in, 2).scalar;
+    if (!eps || d >= static_cast<int64_t>(tx.shape.size()) || !ir::IsFloatingPoint(tx.dtype) ||
+        !ir::IsFloatingPoint(tw.dtype) || !ir::IsFloatingPoint(out.dtype) ||
+        tw.shape.size() != 1 || tw.shape[0] != tx.shape[d] || out.shape != tx.shape) {
+      return std::nullopt;
+    }
+    const std::string& n = in.hlo_name;
+    const ir::TensorRef sq =
+        Emit(in, n + "_sq", "aten::pow.Tensor_Scalar", {x, 2.0}, {}, std::nullopt);
+    const ir::TensorRef mean =
+        Emit(in, n + "_mean", "aten::mean.dim", {sq, Ints({d}), true}, {}, std::nullopt);
+    const ir::TensorRef shifted =
+        Emit(in, n + "_eps", "aten::add.Tensor", {mean, *eps}, {}, std::nullopt);
+    const ir::TensorRef scale = Emit(in, n + "_rsqrt", "aten::rsqrt", {shifted}, {}, std::nullopt);
+    const ir::TensorRef normed =
+        Emit(in, n + "_normed", "aten::mul.Tensor", {x, scale}, {}, std::nullopt);
+    ir::TensorRef weight = w;
+    if (tw.dtype != tx.dtype) {
+      weight = Emit(in, n + "_w", "aten::_to_copy", {weight}, {{"dtype", ir::Value(tx.dtype)}},
+                    std::nullopt);
+    }
+    std::vector<int64_t> along(tx.shape.size(), 1);
+    along[d] = tx.shape[d].value();
+    if (along.size() != 1) {
+      weight = Emit(in, n + "_wd", "aten::reshape", {weight, Ints(along)}, {}, std::nullopt);
+    }
+    const bool cast = out.dtype != tx.dtype;
+    const ir::TensorRef scaled =
+        Emit(in, cast ? n + "_scaled" : n, "aten::mul.Tensor", {normed, weight}, {},
+             cast ? std::nullopt : std::optional<ir::TensorType>(out));
+    if (!cast) return One(scaled);
+    return One(
+        Emit(in, n, "aten::_to_copy", {scaled}, {{"dtype", ir::Value(out.dtype)}}, out));
+  }
+
+  // gather in index_select form: one index per result row (index_vector_dim the indices' rank,
+  // or their last dim when it has size 1: jax's x[i]), at most one batch dim, one collapsed dim
+  // d that is also the start_index_map, every other dim taken whole, the batch dim in d's place
+  // (offset_dims = the others), no batching dims: x indexed along d. XLA clamps each start so
+  // the slice stays inside x (to 0..n-1 here), which aten::clamp makes explicit before
+  // aten::index_select. nullopt (opaque) otherwise.
+  std::optional<HVal> IndexSelectGather(const Instr& in) {
+    if (in.operands.size() != 2 || in.shape.tuple || !in.shape.unsupported.empty()) {
+      return std::nullopt;
+    }
+    const ir::TensorRef x = OperandRef(in, 0);
+    ir::TensorRef idx = OperandRef(in, 1);
+    const ir::TensorType &tx = graph_.type(x), ti = graph_.type(idx);
+    const int64_t rank = static_cast<int64_t>(tx.shape.size());
+    const std::vector<int64_t> collapsed = IntList(in, "collapsed_slice_dims", false);
+    const std::vector<int64_t> start_map = IntList(in, "start_index_map", false);
+    const std::vector<int64_t> sizes = IntList(in, "slice_sizes", false);
+    const std::vector<int64_t> offset = IntList(in, "offset_dims", false);
+    const Attr* ivd_attr = FindAttr(in, "index_vector_dim");
+    if (!ivd_attr || ivd_attr->value.size() != 1) return std::nullopt;
+    const int64_t ivd = ToInt(ivd_attr->value[0], file_, "index_vector_dim");
+    std::vector<int64_t> batch = Sizes(ti);  // the indices' shape without the index vector dim
+    if (ivd == static_cast<int64_t>(ti.shape.size()) - 1 && ti.shape[ivd].value() == 1) {
+      batch.pop_back();
+    } else if (ivd != static_cast<int64_t>(ti.shape.size())) {
+      return std::nullopt;
+    }
+    if (FindAttr(in, "operand_batching_dims") || FindAttr(in, "start_indices_batching_dims") ||
+        batch.size() > 1 || (ti.dtype != ir::DType::kInt32 && ti.dtype != ir::DType::kInt64) ||
+        collapsed.size() != 1 || start_map != collapsed ||
+        sizes.size() != static_cast<size_t>(rank)) {
+      return std::nullopt;
+    }
+    const int64_t d = collapsed[0];
+    if (d < 0 || d >= rank || sizes[d] != 1 || tx.shape[d].value() < 1) return std::nullopt;
+    const bool one = batch.empty();  // a single index: the collapsed dim is dropped
+    std::vector<int64_t> expected_offset;
+    for (int64_t k = 0; k < rank; ++k) {
+      if (k != d && sizes[k] != tx.shape[k].value()) return std::nullopt;
+      if (k != d) expected_offset.push_back(one && k > d ? k - 1 : k);
+    }
+    if (offset != expected_offset) return std::nullopt;
+    const ir::TensorType out = in.shape.type;
+    const std::string& n = in.hlo_name;
+    if (batch.size() != ti.shape.size()) {
+      idx = Emit(in, n + "_index", "aten::reshape", {idx, Ints(batch)}, {}, std::nullopt);
+    }
+    const ir::TensorRef clamped =
+        Emit(in, n + "_clamp", "aten::clamp", {idx, int64_t{0}, tx.shape[d].value() - 1}, {},
+             std::nullopt);
+    const ir::TensorRef picked =
+        Emit(in, one ? n + "_select" : n, "aten::index_select", {x, d, clamped}, {},
+             one ? std::nullopt : std::optional<ir::TensorType>(out));
+    if (!one) return One(picked);
+    return One(Emit(in, n, "aten::reshape", {picked, Ints(Sizes(out))}, {}, out));
   }
 
   // ---- integer values known at load time ----
@@ -2410,6 +2634,15 @@ class Builder {
     if (op == "custom-call" && IsIdentityCustomCall(in)) {
       return One(Emit(in, in.hlo_name, "aten::alias", {OperandRef(in, 0)}, {}, TensorTypeOf(in)));
     }
+    if (op == "custom-call" && CustomCallTarget(in) == "AwsNeuronRmsNorm") {
+      if (std::optional<HVal> v = NeuronRmsNorm(in)) return *v;
+      return Opaque(in);
+    }
+    if (op == "gather") {
+      CheckOpaqueAttrs(in);
+      if (std::optional<HVal> v = IndexSelectGather(in)) return *v;
+      return Opaque(in);
+    }
     if (op == "tuple") {
       HVal v;
       v.tuple = true;
@@ -2438,6 +2671,8 @@ class Builder {
     if (op == "all-reduce" || op == "all-gather" || op == "reduce-scatter" || op == "all-to-all") {
       return Collective(in);
     }
+    if (op == "all-reduce-start" || op == "all-gather-start") return AsyncStart(in);
+    if (op == "all-reduce-done" || op == "all-gather-done") return AsyncDone(in);
     static const std::set<std::string> kChecked = {"sort",
                                                    "gather",
                                                    "scatter",
@@ -2527,6 +2762,7 @@ class Builder {
   mutable std::map<std::string, std::string> computation_texts_;  // ComputationText's, by name
   mutable std::map<std::string, int> callee_flags_;               // CalleeFlags of a computation
   int inline_depth_ = 0;
+  std::vector<ir::NodeId> elided_constants_;  // constant({...}): inputs after the parameters
   ir::Graph graph_;
   GroupMap groups_;
 };

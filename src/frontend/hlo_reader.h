@@ -12,7 +12,12 @@
 // as they serve FX. Integer values known when the module is read (constants, partition-id as
 // the rank, arithmetic on them) are folded, so the offsets of a dynamic-slice an SPMD module
 // computes from partition-id become each rank's aten::slice. pad is a cat of fills around the
-// (cut) operand, all-to-all an all_to_all_single. Every other instruction (custom-call, sort,
+// (cut) operand, all-to-all an all_to_all_single, a gather of one index per row an
+// index_select of the clamped index; custom calls whose meaning is known are their ATen form
+// (sharding annotations and Neuron's weight placement an alias, AwsNeuronRmsNorm its
+// decomposition); a constant printed without its values (`{...}`) is a graph input after the
+// parameters, which the spec relates; all-reduce-start/-done and all-gather-start/-done are the
+// collective and its wait_tensor. Every other instruction (custom-call, sort,
 // gather, scatter, reduce-window, collective-permute, a dot of mixed precision, ...) loads as
 // an opaque `hlo::<opcode>` node typed from its result shape, its attributes kept as arguments
 // (the computations they name as their text), equal only by congruence; an opaque collective

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -751,6 +752,55 @@ TEST(HloReader, AllToAllIsAllToAllSingleAlongItsDimension) {
   EXPECT_EQ(m.groups.at("hlo_ranks_1_3"), (std::vector<int32_t>{1, 3}));
 }
 
+// all-gather and reduce-scatter on a dimension other than 0 (jax's sequence-sharded activations):
+// the dimension swapped with dim 0, the collective along dim 0, its wait, swapped back.
+TEST(HloReader, GatherAndScatterOnAnotherDimSwapItWithDimZero) {
+  const char* text = R"(HloModule g, num_partitions=2
+
+ENTRY %main (p: f32[2,3,4]) -> (f32[2,6,4], f32[2,3,2]) {
+  %p = f32[2,3,4]{2,1,0} parameter(0)
+  %gathered = f32[2,6,4]{2,1,0} all-gather(%p), channel_id=1, replica_groups=mesh['x'=2] {'x'}, dimensions={1}, use_global_device_ids=true
+  %scattered = f32[2,3,2]{2,1,0} reduce-scatter(%p), channel_id=2, replica_groups={{0,1}}, dimensions={2}, use_global_device_ids=true, to_apply=%add
+  ROOT %t = (f32[2,6,4]{2,1,0}, f32[2,3,2]{2,1,0}) tuple(%gathered, %scattered)
+}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+)";
+  HloModule m = ParseHlo(text, "g.hlo", HloOptions{.rank = 1, .world = 0});
+  const ir::Graph& g = m.graph;
+  struct Expect {
+    const char* name;
+    int64_t dim;
+    const char* moved;
+    const char* collective;
+    const char* result;
+  };
+  for (const Expect& e : {Expect{"gathered", 1, "f32[6, 2, 4]",
+                                 "_c10d_functional::all_gather_into_tensor", "f32[2, 6, 4]"},
+                          Expect{"scattered", 2, "f32[2, 3, 2]",
+                                 "_c10d_functional::reduce_scatter_tensor", "f32[2, 3, 2]"}}) {
+    SCOPED_TRACE(e.name);
+    const ir::Node& back = NodeOf(g, e.name);
+    EXPECT_EQ(back.op.ToString(), "aten::transpose.int");
+    EXPECT_EQ(back.args[1].as_int(), 0);
+    EXPECT_EQ(back.args[2].as_int(), e.dim);
+    EXPECT_EQ(back.type().ToString(), e.result);
+    const ir::Node& wait = ArgNode(g, back.args[0]);
+    EXPECT_EQ(wait.op.ToString(), "_c10d_functional::wait_tensor");
+    const ir::Node& collective = ArgNode(g, wait.args[0]);
+    EXPECT_EQ(collective.op.ToString(), e.collective);
+    EXPECT_EQ(collective.type().ToString(), e.moved);
+    const ir::Node& swap = ArgNode(g, collective.args[0]);
+    EXPECT_EQ(swap.op.ToString(), "aten::transpose.int");
+    EXPECT_EQ(swap.args[2].as_int(), e.dim);
+    EXPECT_EQ(g.ValueName(swap.args[0].as_tensor()), "p");
+  }
+}
+
 TEST(HloReader, MalformedAllToAllIsAnErrorAtItsLine) {
   struct Case {
     const char* a2a;
@@ -895,11 +945,11 @@ ENTRY %e {
   %i = s32[3,1]{1,0} parameter(1)
   %u = f32[3,8]{1,0} parameter(2)
   %sorted = f32[4,8]{1,0} sort(%x), dimensions={1}, is_stable=true, to_apply=%cmp
-  %g = f32[3,8]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  %g = f32[3,4]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
   %sc = f32[4,8]{1,0} scatter(%x, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%sum
   %ninf = f32[] constant(-inf)
   %pool = f32[4,4]{1,0} reduce-window(%x, %ninf), window={size=1x2 stride=1x2}, to_apply=%max
-  ROOT %t = (f32[4,8]{1,0}, f32[3,8]{1,0}, f32[4,8]{1,0}, f32[4,4]{1,0}) tuple(%sorted, %g, %sc, %pool)
+  ROOT %t = (f32[4,8]{1,0}, f32[3,4]{1,0}, f32[4,8]{1,0}, f32[4,4]{1,0}) tuple(%sorted, %g, %sc, %pool)
 }
 )";
 
@@ -912,7 +962,7 @@ TEST(HloReader, SortGatherScatterAndReduceWindowLoadOpaque) {
     size_t tensors;
   };
   for (const Want& w :
-       {Want{"sorted", "hlo::sort", "f32[4, 8]", 1}, Want{"g", "hlo::gather", "f32[3, 8]", 2},
+       {Want{"sorted", "hlo::sort", "f32[4, 8]", 1}, Want{"g", "hlo::gather", "f32[3, 4]", 2},
         Want{"sc", "hlo::scatter", "f32[4, 8]", 3},
         Want{"pool", "hlo::reduce_window", "f32[4, 4]", 2}}) {
     const ir::Node& n = NodeOf(g, w.name);
@@ -921,7 +971,7 @@ TEST(HloReader, SortGatherScatterAndReduceWindowLoadOpaque) {
     EXPECT_EQ(n.type().ToString(), w.type);
     EXPECT_EQ(n.TensorInputs().size(), w.tensors) << w.name;
   }
-  EXPECT_EQ(NodeOf(g, "g").Kwarg("slice_sizes")->as_string(), "{1, 8}");
+  EXPECT_EQ(NodeOf(g, "g").Kwarg("slice_sizes")->as_string(), "{1, 4}");
   EXPECT_EQ(NodeOf(g, "pool").Kwarg("window")->as_string(), "{size=1x2 stride=1x2}");
   // The comparator is in the signature by what it computes, not by its name: renamed, the
   // same; LT made GT, another operator (so the two sorts are never congruent).
@@ -1001,7 +1051,7 @@ TEST(HloReader, MalformedOpaqueAttributesAreErrorsAtTheirLine) {
   const Case cases[] = {
       {"to_apply=%cmp", "to_apply=%nope", "to_apply=%nope names no computation"},
       {"offset_dims={1}", "offset_dims={{1}}", "offset_dims must be a flat list"},
-      {"slice_sizes={1,8}", "slice_sizes={1,x}", "expected an integer in slice_sizes"},
+      {"slice_sizes={1,4}", "slice_sizes={1,x}", "expected an integer in slice_sizes"},
       {"inserted_window_dims={0}", "inserted_window_dims=0",
        "expected '{' in inserted_window_dims"},
       {", to_apply=%sum", "", "needs to_apply=%computation"},
@@ -1018,6 +1068,132 @@ TEST(HloReader, MalformedOpaqueAttributesAreErrorsAtTheirLine) {
     EXPECT_EQ(e.line(), line) << c.to << "\n" << e.what();
     EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.to << "\n" << e.what();
   }
+}
+
+// What transformers-neuronx emits (examples/corpus/aws_llama): weights placed by
+// AwsNeuronTransferWithStaticRing, RMSNorm as the AwsNeuronRmsNorm custom call, the last token
+// taken by a gather, and the RoPE frequencies as a constant XLA prints without its values.
+const char* kNeuron = R"(HloModule n
+ENTRY %e {
+  %x = f16[8,2,3]{2,1,0} parameter(0)
+  %w = f32[8]{0} parameter(1)
+  %i = s32[1]{0} parameter(2)
+  %j = s32[2,1]{1,0} parameter(3)
+  %wt = f32[8]{0} custom-call(%w), custom_call_target="AwsNeuronTransferWithStaticRing", api_version=API_VERSION_UNSPECIFIED
+  %xf = f32[8,2,3]{2,1,0} convert(%x)
+  %eps = f32[] constant(1e-05)
+  %n = f16[8,2,3]{2,1,0} custom-call(%xf, %wt, %eps), custom_call_target="AwsNeuronRmsNorm", api_version=API_VERSION_UNSPECIFIED, metadata={op_type="<module>" source_file="transformers_neuronx/hlo.py" source_line=255}, backend_config="0"
+  %t = f16[2,8,3]{2,1,0} transpose(%n), dimensions={1,0,2}
+  %g = f16[1,8,3]{2,1,0} gather(%t, %i), offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8,3}
+  %h = f16[8,2,3]{2,1,0} gather(%n, %j), offset_dims={0,2}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={8,1,3}
+  %freq = f32[4]{0} constant({...}), metadata={op_type="<module>" source_file="transformers_neuronx/hlo.py" source_line=2559}
+  %xe = f32[8,2,3]{2,1,0} custom-call(%xf, %w, %xf), custom_call_target="AwsNeuronRmsNorm", backend_config="0"
+  ROOT %r = (f16[1,8,3], f16[8,2,3], f32[4], f32[8,2,3]) tuple(%g, %h, %freq, %xe)
+}
+)";
+
+TEST(HloReader, NeuronCustomCallsGatherAndElidedConstants) {
+  const ir::Graph g = ParseHlo(kNeuron, "n.hlo").graph;
+  // constant({...}): its values are not in the module, so it is an input after the parameters.
+  ASSERT_EQ(g.inputs.size(), 5u);
+  const ir::Node& freq = g.node(g.inputs[4]);
+  EXPECT_EQ(freq.name, "freq");
+  EXPECT_EQ(freq.kind, ir::NodeKind::kInput);
+  EXPECT_EQ(freq.type().ToString(), "f32[4]");
+  EXPECT_EQ(freq.source.line, 2559);
+  EXPECT_EQ(NodeOf(g, "wt").op.ToString(), "aten::alias");
+  // AwsNeuronRmsNorm over dim 0: x * rsqrt(mean(x^2, 0) + eps) * w along dim 0, cast to f16.
+  const ir::Node& n = NodeOf(g, "n");
+  EXPECT_EQ(n.op.ToString(), "aten::_to_copy");
+  EXPECT_EQ(n.type().ToString(), "f16[8, 2, 3]");
+  EXPECT_EQ(n.source.line, 255);
+  const ir::Node& scaled = g.node(n.args[0].as_tensor().node);
+  EXPECT_EQ(scaled.op.ToString(), "aten::mul.Tensor");
+  const ir::Node& weight = g.node(scaled.args[1].as_tensor().node);
+  EXPECT_EQ(weight.op.ToString(), "aten::reshape");
+  EXPECT_EQ(weight.type().ToString(), "f32[8, 1, 1]");
+  const ir::Node& normed = g.node(scaled.args[0].as_tensor().node);
+  EXPECT_EQ(normed.op.ToString(), "aten::mul.Tensor");
+  const ir::Node& rsqrt = g.node(normed.args[1].as_tensor().node);
+  EXPECT_EQ(rsqrt.op.ToString(), "aten::rsqrt");
+  const ir::Node& shifted = g.node(rsqrt.args[0].as_tensor().node);
+  EXPECT_EQ(shifted.op.ToString(), "aten::add.Tensor");
+  EXPECT_DOUBLE_EQ(shifted.args[1].as_double(), 1e-05);
+  const ir::Node& mean = g.node(shifted.args[0].as_tensor().node);
+  EXPECT_EQ(mean.op.ToString(), "aten::mean.dim");
+  EXPECT_EQ(mean.type().ToString(), "f32[1, 2, 3]");
+  EXPECT_EQ(g.node(mean.args[0].as_tensor().node).op.ToString(), "aten::pow.Tensor_Scalar");
+  // eps read from data: opaque, never a guess.
+  EXPECT_TRUE(IsOpaqueNode(NodeOf(g, "xe")));
+  // The last token: index_select of the clamped index (XLA clamps gather starts).
+  const ir::Node& gather = NodeOf(g, "g");
+  EXPECT_EQ(gather.op.ToString(), "aten::index_select");
+  EXPECT_EQ(gather.args[1].as_int(), 0);
+  const ir::Node& clamp = g.node(gather.args[2].as_tensor().node);
+  EXPECT_EQ(clamp.op.ToString(), "aten::clamp");
+  EXPECT_EQ(clamp.args[2].as_int(), 1);
+  // jax's form, one index per row of [2,1] indices, along dim 1.
+  const ir::Node& h = NodeOf(g, "h");
+  EXPECT_EQ(h.op.ToString(), "aten::index_select");
+  EXPECT_EQ(h.args[1].as_int(), 1);
+  const ir::Node& hclamp = g.node(h.args[2].as_tensor().node);
+  EXPECT_EQ(hclamp.args[2].as_int(), 1);
+  EXPECT_EQ(g.node(hclamp.args[0].as_tensor().node).type().ToString(), "i32[2]");
+  // A gather that is no index_select (batch dim elsewhere) stays opaque.
+  std::string moved = kNeuron;
+  moved.replace(moved.find("offset_dims={0,2}"), 17, "offset_dims={1,2}");
+  moved.replace(moved.find("%h = f16[8,2,3]"), 15, "%h = f16[2,8,3]");
+  moved.replace(moved.find("f16[8,2,3], f32[4]"), 10, "f16[2,8,3]");
+  EXPECT_TRUE(IsOpaqueNode(NodeOf(ParseHlo(moved, "m.hlo").graph, "h")));
+}
+
+// XLA's asynchronous collectives (what the latency-hiding scheduler leaves in a compiled module):
+// all-reduce-start/-done and all-gather-start/-done (the start's result the tuple (operand,
+// gathered)) are the functional collective and its wait; collective-permute-start stays opaque.
+const char* kAsync = R"(HloModule a, num_partitions=2
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %e {
+  %p = f32[4,8]{1,0} parameter(0)
+  %ars = f32[4,8]{1,0} all-reduce-start(%p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%sum
+  %neg = f32[4,8]{1,0} negate(%p)
+  %ard = f32[4,8]{1,0} all-reduce-done(%ars)
+  %ags = (f32[4,8]{1,0}, f32[8,8]{1,0}) all-gather-start(%ard), channel_id=2, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  %agd = f32[8,8]{1,0} all-gather-done(%ags)
+  %cps = (f32[4,8]{1,0}, f32[4,8]{1,0}) collective-permute-start(%neg), channel_id=3, source_target_pairs={{0,1},{1,0}}
+  %cpd = f32[4,8]{1,0} collective-permute-done(%cps)
+  ROOT %t = (f32[8,8]{1,0}, f32[4,8]{1,0}) tuple(%agd, %cpd)
+}
+)";
+
+TEST(HloReader, AsyncAllReduceAndAllGatherAreTheCollectiveAndItsWait) {
+  HloModule m = ParseHlo(kAsync, "a.hlo", HloOptions{.rank = 1, .world = 0});
+  const ir::Graph& g = m.graph;
+  const ir::Node& ard = NodeOf(g, "ard");
+  EXPECT_EQ(ard.op.ToString(), "_c10d_functional::wait_tensor");
+  const ir::Node& ar = g.node(ard.args[0].as_tensor().node);
+  EXPECT_EQ(ar.op.ToString(), "_c10d_functional::all_reduce");
+  EXPECT_EQ(ar.args[1].as_string(), "sum");
+  EXPECT_EQ(ar.args[2].as_string(), "hlo_ranks_0_1");
+  const ir::Node& agd = NodeOf(g, "agd");
+  EXPECT_EQ(agd.op.ToString(), "_c10d_functional::wait_tensor");
+  EXPECT_EQ(agd.type().ToString(), "f32[8, 8]");
+  const ir::Node& ag = g.node(agd.args[0].as_tensor().node);
+  EXPECT_EQ(ag.op.ToString(), "_c10d_functional::all_gather_into_tensor");
+  EXPECT_EQ(g.ValueName(ag.args[0].as_tensor()), "ard");
+  EXPECT_TRUE(IsOpaqueNode(NodeOf(g, "cpd")));
+  // The loader's checks hold (each started collective read by its wait only, the ranks'
+  // collective sequences agree).
+  const std::string path = testing::TempDir() + "/async.hlo";
+  {
+    std::ofstream f(path);
+    f << kAsync;
+  }
+  ir::Program p = LoadProgram({path});
+  EXPECT_EQ(p.world_size(), 2);
 }
 
 }  // namespace

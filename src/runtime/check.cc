@@ -274,6 +274,8 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
     DPass d_run;
     try {
       d_run = run_d(pass, exec, first && classify ? &d_prints : nullptr);
+    } catch (const NotExecutableError&) {
+      throw;  // GraphGuard's limit, not D's failure: no verdict on D from it
     } catch (const InputError& e) {
       if (!first) throw;
       // S must run on the same inputs (else the inputs, not D, are at fault: rethrown).

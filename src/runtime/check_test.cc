@@ -270,6 +270,44 @@ TEST(VerifyEvidence, AFalseAssumptionIsNoEvidence) {
       << result.summary;
 }
 
+// A D the numeric runtime cannot execute (an operator neither GraphGuard's registry nor LibTorch
+// has) is GraphGuard's limit, never evidence: check raises it as an error naming the node, and
+// verify's evidence reports it instead of a counterexample, so the verdict stays UNKNOWN.
+TEST(VerifyEvidence, ADistributedProgramTheRuntimeCannotRunIsNoEvidence) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "gg_not_executable_dist";
+  std::filesystem::create_directories(dir);
+  for (const char* rank : {"r0.py", "r1.py"}) {
+    std::ifstream in(Goal("matmul_rowpar") + "/dist/" + rank);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string known = "torch.ops.aten.t.default(w)";
+    const size_t at = text.find(known);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, known.size(), "torch.ops.mylib.fancy_t.default(w)");
+    std::ofstream(dir / rank) << text;
+  }
+  Pair p = LoadGoal("matmul_rowpar");
+  p.d = frontend::LoadProgram({dir.string()});
+  symbolic::SpecResult spec = symbolic::EvaluateSpec(p.spec, p.s, p.d);
+  try {
+    RunCheck(p.s, p.d, spec, {});
+    FAIL() << "check ran a D with an unknown operator";
+  } catch (const NotExecutableError& e) {
+    EXPECT_NE(e.problem().find("mylib::fancy_t.default is unknown to GraphGuard"),
+              std::string::npos)
+        << e.what();
+    EXPECT_GT(e.line(), 0);
+  }
+  symbolic::VerifyResult result = VerifyPair(p, spec);
+  ASSERT_EQ(result.verdict, symbolic::Verdict::kUnknown) << result.summary;
+  symbolic::NumericEvidence evidence = GatherVerifyEvidence(p.s, p.d, spec, result, 0);
+  EXPECT_TRUE(evidence.counterexamples.empty()) << evidence.counterexamples.front();
+  EXPECT_NE(evidence.error.find("mylib::fancy_t.default"), std::string::npos) << evidence.error;
+  symbolic::ApplyNumericEvidence(&result, evidence);
+  EXPECT_EQ(result.verdict, symbolic::Verdict::kUnknown) << result.summary;
+  std::filesystem::remove_all(dir);
+}
+
 std::vector<std::string> GoalCases() {
   std::vector<std::string> names;
   for (const auto& entry :

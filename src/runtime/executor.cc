@@ -182,10 +182,17 @@ class RankRun {
   }
 
   [[noreturn]] void Fail(const ir::Node& node, const std::string& problem) const {
-    throw InputError(
-        graph_.file, node.def_line,
-        (graph_.rank != 0 || rank_ != 0 ? "rank " + std::to_string(rank_) + ": " : std::string()) +
-            "node '" + node.name + "': " + problem);
+    throw InputError(graph_.file, node.def_line, Located(node, problem));
+  }
+  // A node this runtime does not execute: a limit of GraphGuard, not a failure of the program.
+  [[noreturn]] void NotExecutable(const ir::Node& node, const std::string& problem) const {
+    throw NotExecutableError(graph_.file, node.def_line, Located(node, problem));
+  }
+  // The problem prefixed with the rank (when not 0) and the node.
+  std::string Located(const ir::Node& node, const std::string& problem) const {
+    return (graph_.rank != 0 || rank_ != 0 ? "rank " + std::to_string(rank_) + ": "
+                                           : std::string()) +
+           "node '" + node.name + "': " + problem;
   }
 
   ExecutionResult TakeResult() {
@@ -297,6 +304,8 @@ class RankRun {
     try {
       outputs = CallByName(node, [&](ir::TensorRef ref) { return Value(ref, node); });
       if (options_.transform_outputs) options_.transform_outputs(rank_, node, outputs);
+    } catch (const NotExecutableError& e) {
+      NotExecutable(node, e.problem());
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
@@ -566,7 +575,9 @@ RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
         if (!args.has(splits) || !args[splits].is_int_list()) continue;
         std::vector<int64_t> sizes = args[splits].as_int_list();
         for (int64_t s : sizes) {
-          if (s != sizes[0]) run.Fail(node, "all_to_all_single with unequal splits");
+          if (s != sizes[0]) {
+            run.NotExecutable(node, "all_to_all_single with unequal splits (not modelled)");
+          }
         }
       }
     }

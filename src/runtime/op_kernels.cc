@@ -8,6 +8,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "util/diagnostic.h"
+
 namespace gg::runtime {
 
 at::ScalarType ToAten(ir::DType dtype) {
@@ -1195,7 +1197,8 @@ std::vector<at::Tensor> CallByName(const ir::Node& node, const KernelCall::Tenso
   std::optional<c10::OperatorHandle> handle =
       c10::Dispatcher::singleton().findSchema({name, overload});
   if (!handle) {
-    throw std::runtime_error(
+    throw NotExecutableError(
+        "", 0,
         "operator " + node.op.ToString() +
         " is unknown to GraphGuard (loaded opaque from its annotation) and LibTorch has no "
         "operator of that name in this process, so the numeric run cannot execute it; load "
@@ -1203,7 +1206,8 @@ std::vector<at::Tensor> CallByName(const ir::Node& node, const KernelCall::Tenso
         "(src/ir/ops_*.cc) and a kernel (src/runtime/op_kernels.cc)");
   }
   if (node.functionalized) {
-    throw std::runtime_error("operator " + node.op.ToString() +
+    throw NotExecutableError("", 0,
+                             "operator " + node.op.ToString() +
                              " is unknown to GraphGuard and called through auto_functionalized; "
                              "the by-name call does not run mutating operators");
   }

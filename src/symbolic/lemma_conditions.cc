@@ -774,6 +774,42 @@ std::optional<ClassId> ReshapeInverseOfLeaf(EGraph& g, const Bindings& b) {
   return std::nullopt;
 }
 
+// (permute ?x ?ps...) that keeps the dims of size other than 1 in their order (it only moves
+// size-1 dims): the same elements in the same order, so a reshape to the permuted shape. XLA's
+// all-to-all on a non-leading dim writes one (the members' blocks brought forward past a dim of
+// one row), and it meets the reshapes around it.
+std::optional<ClassId> PermuteAsReshape(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  auto dims = PermuteDims(g, b.Var("x"), b.List("ps"));
+  if (!dims) return std::nullopt;
+  std::vector<ClassId> children{b.Var("x")};
+  int64_t last = -1;
+  for (int64_t d : *dims) {
+    const int64_t size = (*shape)[static_cast<size_t>(d)];
+    if (size != 1) {
+      if (d < last) return std::nullopt;
+      last = d;
+    }
+    children.push_back(AddNum(g, size));
+  }
+  return AddOp(g, Lang().reshape, std::move(children));
+}
+
+// (transpose (slice ?x ?d ?s ?e) ?a ?b): the transpose's slice along d's new place (a and b
+// swapped). XLA's all-to-all on dim d is read as a transpose of d and 0 around the exchange of
+// rows, and each rank's received block is a slice of a member's transposed input.
+std::optional<ClassId> TransposeOfSlice(EGraph& g, const Bindings& b) {
+  auto shape = ShapeOf(g, b.Var("x"));
+  if (!shape) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), shape->size());
+  auto a = Norm(IntOf(g, b.Var("a")), shape->size());
+  auto c = Norm(IntOf(g, b.Var("b")), shape->size());
+  if (!d || !a || !c) return std::nullopt;
+  const int64_t moved = *d == *a ? *c : *d == *c ? *a : *d;
+  const ClassId t = AddOp(g, Lang().transpose, {b.Var("x"), b.Var("a"), b.Var("b")});
+  return AddOp(g, Lang().slice, {t, AddNum(g, moved), b.Var("s"), b.Var("e")});
+}
+
 // (sumr ?xs...) (or maxr / minr) where every element's class holds a concat on one dim with the
 // same piece sizes: (concat d (sumr piece_0j ... piece_(W-1)j)...).
 std::optional<ClassId> ReduceOfConcats(EGraph& g, const Bindings& b) {
@@ -1897,6 +1933,36 @@ std::optional<ClassId> SliceOfExpand(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().expand, std::move(children));
 }
 
+// (slice (reshape ?x ?ss...) ?d ?s ?e) when the reshape keeps the dims from d on: x's trailing
+// dims equal out[d:], only the leading ones regrouped. Then every index keeps its place in the
+// suffix, so the slice is x's along the matching dim, reshaped: (reshape (slice ?x d_in ?s ?e)
+// out with e - s at d). A 3-D dot written as a batch-1 bmm and reshaped ([1, b*s, n] ->
+// [b, s, n]) then sliced along n meets the same slice taken before the reshape.
+std::optional<ClassId> SliceOfReshape(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto out = IntsOf(g, b.List("ss"));
+  if (!in || !out) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), out->size());
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  if (!d || !s || !e || *s < 0 || *e < *s || *e > (*out)[*d]) return std::nullopt;
+  const int64_t suffix = static_cast<int64_t>(out->size()) - *d;
+  const int64_t at = static_cast<int64_t>(in->size()) - suffix;  // d's dim in x
+  if (at < 0) return std::nullopt;
+  int64_t in_lead = 1, out_lead = 1;
+  for (int64_t k = 0; k < at; ++k) in_lead *= (*in)[k];
+  for (int64_t k = 0; k < *d; ++k) out_lead *= (*out)[k];
+  if (in_lead != out_lead) return std::nullopt;
+  for (int64_t k = 0; k < suffix; ++k) {
+    if ((*in)[at + k] != (*out)[*d + k]) return std::nullopt;
+  }
+  const ClassId sliced = AddOp(g, Lang().slice, {b.Var("x"), AddNum(g, at), b.Var("s"), b.Var("e")});
+  std::vector<ClassId> children{sliced};
+  for (size_t i = 0; i < out->size(); ++i) {
+    children.push_back(i == static_cast<size_t>(*d) ? AddNum(g, *e - *s) : b.List("ss")[i]);
+  }
+  return AddOp(g, Lang().reshape, std::move(children));
+}
+
 // (expand (concat ?d ?xs...) ?ss...) where the concat dim keeps its size: each piece broadcast
 // alike, concatenated along that dim of the result.
 std::optional<ClassId> ExpandOfConcat(EGraph& g, const Bindings& b) {
@@ -2229,9 +2295,12 @@ ApplierTable BuildAppliers() {
   t.Add("mean-dim-of-concat-before", ReduceOfConcatBefore("mean_dim"));
   t.Add("mm-concat-inner", MmConcatInner);
   t.Add("reshape-of-concat", ReshapeOfConcat);
+  t.Add("slice-of-reshape", SliceOfReshape);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("permute-of-permute", PermuteOfPermute);
   t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);
+  t.Add("permute-as-reshape", PermuteAsReshape);
+  t.Add("transpose-of-slice", TransposeOfSlice);
   t.Add("reduce-of-concats", ReduceOfConcats);
   t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);

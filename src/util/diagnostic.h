@@ -59,4 +59,12 @@ class InputError : public std::runtime_error {
   std::string problem_;
 };
 
+// A node the numeric runtime cannot execute (an operator neither the registry nor LibTorch knows,
+// an exchange it does not model): a limit of GraphGuard, never evidence against the program, so
+// a check that meets one in D reports it as an error instead of a failure of D.
+class NotExecutableError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace gg

@@ -83,7 +83,7 @@ def internal_write(x):
 def check_value_graph(fn, inputs, functionalized):
     gm = make_fx(fn)(*inputs)
     assert any(trace._writes(n) for n in gm.graph.nodes), "the test graph should write in place"
-    out = trace._value_graph(gm, inputs)
+    out = trace.value_graph(gm, inputs)
     assert not any(trace._writes(n) for n in out.graph.nodes), out.graph
     assert (out is not gm) == functionalized, (fn.__name__, "functionalized" if out is not gm
                                                else "rewritten by out_of_place")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # XLA HLO text (docs/graph-format.md "HLO text"): a two-layer MLP (dot, bias add, relu as
 # maximum(x, 0), dot) against its Megatron-style TP2 split written as one SPMD module for both
-# ranks (column-parallel first dot, row-parallel second dot and an all-reduce). verify REFINES;
+# ranks (column-parallel first dot, row-parallel second dot and an all-reduce). verify REFINES,
+# also with the all-reduce asynchronous (all-reduce-start/-done);
 # the same module without the all-reduce is never REFINES; likewise the sequence-parallel split
 # (all-gather, reduce-scatter) and its bug with a group out of rank order. stats read the module;
 # a bad module is exit 2 with file:line.
@@ -24,6 +25,11 @@ verify() {
 code=$(verify mlp_tp2.hlo mlp.rel)
 [[ $code -eq 0 ]] || fail "mlp_tp2: exit $code: $(cat "$TMP/err" "$TMP/out")"
 head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "mlp_tp2: $(head -1 "$TMP/out")"
+
+# The all-reduce asynchronous (all-reduce-start, other work, all-reduce-done): the same.
+code=$(verify mlp_tp2_async.hlo mlp.rel)
+[[ $code -eq 0 ]] || fail "mlp_tp2_async: exit $code: $(cat "$TMP/err" "$TMP/out")"
+head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "mlp_tp2_async: $(head -1 "$TMP/out")"
 
 # Without the all-reduce each rank holds a partial sum: not a refinement (never REFINES).
 code=$(verify mlp_tp2_no_allreduce.hlo mlp.rel)

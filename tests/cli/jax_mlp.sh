@@ -11,7 +11,8 @@
 #   2c. gg_capture.jax_models:llama_block (RMSNorm, rotary attention, SwiGLU) under TP: REFINES,
 #      also with its causal mask and rotary tables computed inside, and its --grad; the mask
 #      off by one or another rotary base in D: never REFINES; in LibTorch builds the numeric
-#      check of the gradient HOLDS and verify of the off-by-one mask is a VIOLATION;
+#      check of the gradient HOLDS and verify of the off-by-one mask is a VIOLATION; at TP 8
+#      (8 heads) and with sequence parallelism (sp=true, TP 4; gathers on dim 1), fwd and grad;
 #   3. the same MLP with jax.shard_map and an explicit psum over 'tp': REFINES;
 #   4. its bug, the psum over the wrong (size-1) mesh axis 'dp': never REFINES;
 #   5. a malformed --mesh: exit 2 with the message.
@@ -98,6 +99,16 @@ not_refines llama_where "$TMP/rope_base.hlo" "another rotary base"
 # jax.grad of the block (the RMSNorm backward's x * g and g * x, which XLA's CSE merges in D).
 capture llama_grad gg_capture.jax_models:llama_block --mesh tp=2 --grad
 refines llama_grad
+# At TP 8 (8 heads, one per device), and with sequence parallelism on 4 devices (x and the
+# output split along the sequence: XLA all-gathers dim 1 before the column-parallel projections
+# and reduce-scatters after the row-parallel ones), forward and --grad: REFINES.
+capture llama_tp8 gg_capture.jax_models:llama_block --mesh tp=8 --set heads=8
+refines llama_tp8
+capture llama_sp gg_capture.jax_models:llama_block --mesh tp=4 --set sp=true
+grep -q 'all-gather(.*dimensions={1}' "$TMP/llama_sp/dist.hlo" || fail "llama_sp: no gather on dim 1"
+refines llama_sp
+capture llama_sp_grad gg_capture.jax_models:llama_block --mesh tp=4 --set sp=true --grad
+refines llama_sp_grad
 
 # With the numeric runtime (LibTorch builds: the plugin beside graphguard), HLO graphs run too:
 # check HOLDS on the block's gradient, and verify gives VIOLATION with numeric evidence for the
@@ -108,6 +119,11 @@ if [[ -f "$(dirname "$GG")/libgraphguard_runtime.so" ]]; then
     --relations "$TMP/llama_grad/spec.rel" >"$TMP/out" 2>&1 || code=$?
   [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^check: HOLDS' ||
     fail "numeric check of the block's gradient: exit $code: $(cat "$TMP/out")"
+  code=0
+  "$GG" check --seq "$TMP/llama_sp_grad/seq.hlo" --dist "$TMP/llama_sp_grad/dist.hlo" \
+    --relations "$TMP/llama_sp_grad/spec.rel" >"$TMP/out" 2>&1 || code=$?
+  [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^check: HOLDS' ||
+    fail "numeric check of the sequence-parallel gradient: exit $code: $(cat "$TMP/out")"
   code=0
   "$GG" verify --seq "$TMP/llama_where/seq.hlo" --dist "$TMP/mask_gt.hlo" \
     --relations "$TMP/llama_where/spec.rel" --no-timing >"$TMP/out" 2>&1 || code=$?

@@ -16,6 +16,9 @@ The factory contract (MODULE a dotted module name or a .py file, as for the torc
   fn         a function of positional arrays returning an array or a tuple of arrays.
   args       example arguments (arrays or jax.ShapeDtypeStruct), their global shapes.
   in_specs   one jax.sharding.PartitionSpec per argument; out_specs: one per output (or one).
+  rules      (JaxProgram only, optional) {argument index: relation rule}: written instead of the
+             rule the PartitionSpec gives, for an argument S and D read differently (a fused
+             weight whose per-rank blocks interleave pieces, docs/relations.md's concat rules).
 
 Writes DIR/seq.hlo (S: jax.jit(fn) on one device, as jax lowers it), DIR/dist.hlo (D: the
 module right after XLA's SPMD partitioner, the program of every device; partition id = rank =
@@ -48,6 +51,10 @@ class JaxProgram:
     args: tuple
     in_specs: tuple
     out_specs: object
+    # argument index -> a relation rule written in spec.rel instead of the one its PartitionSpec
+    # gives, for an argument the function reads differently in S and in D (a fused weight
+    # whose per-rank block interleaves pieces: transformers-neuronx's QKV). Not used by --grad.
+    rules: dict = None
 
 
 class JaxCaptureError(ValueError):
@@ -105,6 +112,9 @@ def _with_grad(program):
     def loss(*args):
         return jnp.sum(_as_tuple(fn(*args))[0])
 
+    if program.rules:
+        raise JaxCaptureError("--grad of a program with spec rules of its own (rules=...) is not "
+                              "supported: its gradients' relations are not derived")
     return JaxProgram(jax.grad(loss, argnums=tuple(range(n))), program.args,
                       program.in_specs, tuple(program.in_specs))
 
@@ -242,7 +252,14 @@ def write_spec(program, mesh_axes, s_text, d_text, out_shapes):
                  else "// inputs by position; D's parameters named as the reader names")
     for k, (arg, spec) in enumerate(zip(program.args, program.in_specs)):
         what = f"argument {k} ({fqns[k] or 'unnamed'})"
-        rule = rule_of(spec, tuple(arg.shape), what)
+        own = (program.rules or {}).get(k)
+        rule = own if own else rule_of(spec, tuple(arg.shape), what)
+        if own:
+            lines.append("// the factory's own rule (its PartitionSpec would say " +
+                         rule_of(spec, tuple(arg.shape), what) + ")")
+        if own and not by_fqn:
+            lines.append(f"input #{k} = {rule}")
+            continue
         if by_fqn:
             lines.append(f'input "{fqns[k]}" = {rule}')
         else:

@@ -1,8 +1,12 @@
 # Helpers of the JAX end-to-end tests (tests/cli/jax_*.sh), sourced after they set GG (the
-# graphguard binary), PY (the .venv's python), TMP (a scratch directory) and fail().
+# graphguard binary), ROOT (the repository root), PY (the .venv's python), TMP (a scratch
+# directory) and fail().
 #   capture <dir> <capture args...>   graphguard-capture jax ... -o $TMP/<dir>
 #   verify <dir> [D module]           prints verify's exit code; the report in $TMP/out
 #   refines <dir>                     fails unless verify says REFINES
+# The checkout's gg_capture first (a worktree's .venv may be another checkout's, whose editable
+# install points at that checkout's scripts).
+export PYTHONPATH="$ROOT/scripts/capture${PYTHONPATH:+:$PYTHONPATH}"
 capture() {
   local out=$1
   shift
