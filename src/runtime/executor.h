@@ -32,8 +32,8 @@ struct RankCollective {
   std::string group;              // the group's name in the program ("" for the whole world)
   std::vector<int32_t> members;   // the group's ranks, in group order
   int32_t rank = 0;               // the calling rank
-  int32_t peer = -1;              // kSend, kRecv: the other rank (global)
   at::Tensor input;               // its input (kRecv: the buffer, giving shape and dtype)
+  int32_t peer = -1;              // kSend, kRecv: the other rank (global)
 };
 
 // Computes the calling rank's output of a collective whose other members run elsewhere (other
