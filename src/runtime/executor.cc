@@ -181,6 +181,22 @@ class RankRun {
     return *info;
   }
 
+  // Hands `call`, made at `node`, to options.collective_backend (a host backend is given CPU
+  // tensors; its result comes back to the device); the backend's failure is an error at `node`.
+  at::Tensor CallBackend(const ir::Node& node, RankCollective call) const {
+    if (!options_.collectives_on_device) call.input = call.input.to(at::kCPU);
+    at::Tensor output;
+    try {
+      output = options_.collective_backend(call);
+      if (output.defined()) output = output.to(options_.device);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
+    }
+    return output;
+  }
+
   [[noreturn]] void Fail(const ir::Node& node, const std::string& problem) const {
     throw InputError(graph_.file, node.def_line, Located(node, problem));
   }
@@ -366,15 +382,7 @@ class RankRun {
       const ir::Transfer& t = TransferAt(node, id);
       mailbox_->posted[static_cast<size_t>(&t - program_.transfers.data())] = value;
     } else {
-      RankCollective call = TransferCall(node, id, info);
-      if (!options_.collectives_on_device) call.input = call.input.to(at::kCPU);
-      try {
-        options_.collective_backend(call);
-      } catch (const InputError&) {
-        throw;
-      } catch (const std::exception& e) {
-        Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
-      }
+      CallBackend(node, TransferCall(node, id, info));
     }
     // c10d::send gives a Work (no value), _c10d_functional::isend an empty tensor
     std::vector<at::Tensor> outputs(node.outputs.size());
@@ -422,18 +430,8 @@ class RankRun {
         continue;
       }
       const ir::Node& enode = graph_.nodes.at(earlier);
-      RankCollective call = TransferCall(enode, earlier, Info(enode));
-      if (!options_.collectives_on_device) call.input = call.input.to(at::kCPU);
-      at::Tensor value;
-      try {
-        value = options_.collective_backend(call);
-        if (value.defined()) value = value.to(options_.device);
-      } catch (const InputError&) {
-        throw;
-      } catch (const std::exception& e2) {
-        Fail(enode, enode.op.ToString() + " failed: " + ErrorText(e2));
-      }
-      Received(earlier, value);  // erases pending_[k]
+      Received(earlier, CallBackend(enode, TransferCall(enode, earlier, Info(enode))));
+      // Received erased pending_[k]
     }
   }
 
@@ -721,19 +719,7 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
     if (std::find(members.begin(), members.end(), rank) == members.end()) {
       run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
     }
-    RankCollective call = DescribeCall(run, members, group);
-    // Host backends (MPI): a device value goes through the CPU and comes back.
-    if (!options.collectives_on_device) call.input = call.input.to(at::kCPU);
-    at::Tensor output;
-    try {
-      output = options.collective_backend(call);
-      if (output.defined()) output = output.to(options.device);
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      run.Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
-    }
-    run.FinishCollective(std::move(output));
+    run.FinishCollective(run.CallBackend(node, DescribeCall(run, members, group)));
   }
   return run.TakeResult();
 }
