@@ -3,9 +3,11 @@
 process groups) and spec.rel (the relation spec derived from the sharding).
 
   capture.py MODEL --tp N [--mode fwd|joint] [--bug NAME] -o DIR
+  capture.py pipeline.CASE [--mode fwd|joint] -o DIR
   capture.py --list
 
-The bundled programs (registry.py: the corpus and the bug benchmark). A program of your own needs
+The bundled programs (registry.py: the corpus, the bug benchmark and the pipeline cases; a
+pipeline's plan fixes its ranks, a pp x tp mesh, so it takes no --tp). A program of your own needs
 no edit here: graphguard-capture MODULE:FACTORY (gg_capture/__main__.py).
 """
 import argparse
@@ -20,13 +22,19 @@ from gg_capture import api, registry  # noqa: E402
 
 
 def capture(program, world, mode, out_dir):
-    return api.write(program, world, mode, out_dir)
+    if hasattr(program, "texts"):  # a pipeline (gg_capture/pipeline.py) writes its own files
+        os.makedirs(out_dir, exist_ok=True)
+        for name, text in program.texts(mode).items():
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write(text)
+        return
+    api.write(program, world, mode, out_dir)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", nargs="?")
-    ap.add_argument("--tp", type=int, default=2)
+    ap.add_argument("--tp", type=int, help="TP degree (default 2; not for pipeline.*)")
     ap.add_argument("--mode", choices=["fwd", "joint"], default="joint")
     ap.add_argument("-o", "--out")
     ap.add_argument("--list", action="store_true")
@@ -38,8 +46,17 @@ def main(argv=None):
         ap.error("MODEL and -o DIR are required")
     start = time.time()
     program = registry.make(a.model)
-    capture(program, a.tp, a.mode, a.out)
-    print(f"capture: {a.model} tp={a.tp} {a.mode} -> {a.out} ({time.time() - start:.1f} s)")
+    if hasattr(program, "texts"):
+        if a.tp is not None:
+            ap.error(f"{a.model} is a pipeline whose plan fixes its {program.world} ranks "
+                     f"(pp {program.pp} x tp {program.tp}); leave out --tp")
+        world = program.world
+    else:
+        world = 2 if a.tp is None else a.tp
+    capture(program, world, a.mode, a.out)
+    ranks = "ranks" if hasattr(program, "texts") else "tp"
+    print(f"capture: {a.model} {ranks}={world} {a.mode} -> {a.out} "
+          f"({time.time() - start:.1f} s)")
     return 0
 
 

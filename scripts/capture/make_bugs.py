@@ -39,6 +39,14 @@ def capture_case(case, out):
         program = registry.make(f"bug.{case}.{variant}")
         d = os.path.join(out, case, variant)
         os.makedirs(d, exist_ok=True)
+        if hasattr(program, "texts"):  # a pipeline program (gg_capture/pipeline.py) writes its own
+            files = program.texts(mode)
+            for name, text in (("seq.json", files["seq.json"]),
+                               (f"tp{degree}.json", files["dist.json"]),
+                               ("spec.rel", files["spec.rel"])):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            continue
         # a real library's code monkeypatched while this variant is traced (models/megatron_core.py)
         with getattr(program, "patches", contextlib.nullcontext)():
             seq = trace.trace_rank(program, 1, 0, mode)

@@ -107,6 +107,34 @@ def verdicts(graphguard, corpus, check):
     return 1 if failures else 0
 
 
+def select(ap, cases, only):
+    """The (name, mode) cases named NAME/MODE in `only`, or every case without it; a name that is
+    not a case is a usage error of `ap`."""
+    if not only:
+        return cases
+    chosen = [c for c in cases if f"{c[0]}/{c[1]}" in only]
+    if len(chosen) != len(only):
+        ap.error(f"unknown case in {only}")
+    return chosen
+
+
+def read_entries(path, name_key):
+    """The cases of the manifest at `path` by (case[name_key], case["mode"]); {} without one."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {(c[name_key], c["mode"]): c for c in json.load(f)["cases"]}
+
+
+def write_manifest(path, generator, entries):
+    """The manifest of `generator` (a script under scripts/capture): the versions captured with
+    and the entries, sorted by key."""
+    manifest = {"generator": generator, "versions": versions(),
+                "cases": [entries[k] for k in sorted(entries)]}
+    with open(path, "w") as f:
+        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "corpus"))
@@ -117,16 +145,9 @@ def main(argv=None):
     if a.verdicts:
         return verdicts(a.verdicts, a.out, a.check)
     from gg_capture import registry
-    cases = [(m, mode) for m in registry.CORPUS for mode in MODES]
-    if a.only:
-        cases = [c for c in cases if f"{c[0]}/{c[1]}" in a.only]
-        if len(cases) != len(a.only):
-            ap.error(f"unknown case in {a.only}")
+    cases = select(ap, [(m, mode) for m in registry.CORPUS for mode in MODES], a.only)
     manifest_path = os.path.join(a.out, "manifest.json")
-    old = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = {(c["model"], c["mode"]): c for c in json.load(f)["cases"]}
+    old = read_entries(manifest_path, "model")
     entries = dict(old)
     for model, mode in cases:
         start = time.time()
@@ -143,10 +164,7 @@ def main(argv=None):
         print(f"make_corpus: {model}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
     if a.out != os.path.join(ROOT, "tests", "corpus") and a.only:
         return 0  # a partial regeneration elsewhere (the test) writes no manifest
-    manifest = {"generator": "scripts/capture/make_corpus.py", "versions": versions(),
-                "cases": [entries[k] for k in sorted(entries)]}
-    with open(manifest_path, "w") as f:
-        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_manifest(manifest_path, "scripts/capture/make_corpus.py", entries)
     return 0
 
 

@@ -14,6 +14,7 @@
 #include "frontend/hlo_reader.h"
 #include "frontend/json_format.h"
 #include "frontend/node_check.h"
+#include "frontend/p2p.h"
 #include "ir/strides.h"
 #include "util/diagnostic.h"
 
@@ -247,6 +248,20 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
         continue;
       }
       std::optional<std::string> group = GroupNameOf(info, node);
+      if (ir::IsPointToPoint(info.traits.collective)) {
+        // two members take part, not the whole group: paired by PairTransfers; the group is
+        // defined here like a collective's
+        if (group && program->groups.count(*group) == 0 && strict_files.count(g.file) == 0) {
+          std::vector<int32_t> all(world);
+          for (int32_t r = 0; r < world; ++r) all[r] = r;
+          program->groups.emplace(*group, std::move(all));
+        } else if (group && program->groups.count(*group) == 0) {
+          throw InputError(g.file, node.def_line,
+                           DescribeNode(node) + " uses process group '" + *group +
+                               "', which the file does not define");
+        }
+        continue;
+      }
       if (!group) {
         throw InputError(g.file, node.def_line,
                          "collective " + DescribeNode(node) + " names no process group");
@@ -528,6 +543,7 @@ ir::Program LoadHloProgram(const std::vector<std::string>& paths) {
     CheckViews(g);
   }
   CheckCollectives(&program, {});
+  program.transfers = PairTransfers(program);
   return program;
 }
 
@@ -612,6 +628,7 @@ ir::Program LoadProgram(const std::vector<std::string>& paths) {
     CheckViews(g);
   }
   CheckCollectives(&program, strict_files);
+  program.transfers = PairTransfers(program);
   return program;
 }
 

@@ -23,7 +23,7 @@ void OpRegistry::Add(const std::string& schema_text, ShapeRule rule, OpTraits tr
   OpSchema schema = OpSchema::Parse(schema_text);
   std::string key = schema.name.ToString();
   if (!rule) throw std::invalid_argument("operator " + key + " has no shape rule");
-  for (const std::string* arg_name : {&traits.group_arg, &traits.reduce_op_arg}) {
+  for (const std::string* arg_name : {&traits.group_arg, &traits.reduce_op_arg, &traits.peer_arg}) {
     if (!arg_name->empty() && schema.ArgIndex(*arg_name) < 0) {
       throw std::invalid_argument("operator " + key + ": trait names argument '" + *arg_name +
                                   "' that the schema does not have");
@@ -33,6 +33,10 @@ void OpRegistry::Add(const std::string& schema_text, ShapeRule rule, OpTraits tr
       traits.collective != CollectiveKind::kWait) {
     throw std::invalid_argument("operator " + key +
                                 ": a collective needs a group argument, and only a collective");
+  }
+  if (IsPointToPoint(traits.collective) == traits.peer_arg.empty()) {
+    throw std::invalid_argument("operator " + key +
+                                ": a point-to-point transfer needs a peer argument, and only one");
   }
   const OpLowering& lowering = traits.lowering;
   if (lowering.kind != OpLowering::Kind::kNone) {
@@ -104,6 +108,8 @@ OpTraits operator|(OpTraits a, const OpTraits& b) {
   merge(a.collective, b.collective, none.collective, "collective");
   merge(a.group_arg, b.group_arg, none.group_arg, "group_arg");
   merge(a.reduce_op_arg, b.reduce_op_arg, none.reduce_op_arg, "reduce_op_arg");
+  merge(a.peer_arg, b.peer_arg, none.peer_arg, "peer_arg");
+  merge(a.peer_in_group, b.peer_in_group, none.peer_in_group, "peer_in_group");
   merge(a.random, b.random, none.random, "random");
   merge(a.custom, b.custom, none.custom, "custom");
   merge(a.nondeterministic_init, b.nondeterministic_init, none.nondeterministic_init,
@@ -192,6 +198,9 @@ std::vector<std::optional<TensorType>> OpRegistry::Infer(const Graph& graph, con
       if (!arg.mutated) continue;
       if (args[arg.name].is_none()) {
         outputs.push_back(std::nullopt);
+      } else if (arg.type == "Tensor[]") {
+        // a mutated list (c10d::recv_'s buffers): one output per element, in order
+        for (const TensorType& t : ctx.TensorListArg(arg.name)) outputs.push_back(t);
       } else {
         outputs.push_back(ctx.TensorArg(arg.name));
       }

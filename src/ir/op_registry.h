@@ -75,7 +75,16 @@ enum class CollectiveKind {
   kBroadcast,      // copy of the source rank
   kAllToAll,
   kWait,  // wait_tensor: identity on the value
+  // Point-to-point transfers between two members of a group (pipeline stages): a send posts its
+  // tensor, the matching receive of the peer gets its value (frontend/p2p.h pairs them).
+  kSend,
+  kRecv,
 };
+
+// A point-to-point transfer (kSend, kRecv) rather than a collective of the whole group.
+inline bool IsPointToPoint(CollectiveKind kind) {
+  return kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
+}
 
 // How the numeric runtime's tolerance model (runtime/tolerance.h) sees an operator's rounding.
 enum class Rounding : uint8_t {
@@ -117,6 +126,11 @@ struct OpTraits {
   CollectiveKind collective = CollectiveKind::kNone;
   std::string group_arg;               // schema argument holding the group name ("group_name")
   std::string reduce_op_arg;           // "reduce_op" for all_reduce / reduce_scatter; "" otherwise
+  // kSend / kRecv: the argument naming the peer ("dst", "src"), and whether it is the peer's
+  // position in the group (c10d::send/recv_, as torch.distributed passes it to the
+  // ProcessGroup) or its global rank (_c10d_functional::isend/irecv).
+  std::string peer_arg;
+  bool peer_in_group = false;
   bool random = false;                 // draws random numbers (native_dropout)
   bool custom = false;                 // not an ATen core op (apex, vLLM, capture markers)
   bool nondeterministic_init = false;  // empty/empty_like: contents unspecified

@@ -570,6 +570,12 @@ const std::vector<Case>& Cases() {
       {"_c10d_functional::all_to_all_single", {"f32[8, 4]"}, "$0, [1, 1], None, '0'", "f32[2, 4]"},
       {"_c10d_functional::wait_tensor", {"f32[4]"}, "$0", "f32[4]"},
       {"vllm::all_reduce", {"bf16[32768, 1536]"}, "$0, 'tp:0'", "bf16[32768, 1536]"},
+      // point-to-point: c10d's send/recv_ return a Work, recv_ functionalized the received tensor
+      {"c10d::send", {"f32[4, 16]"}, "[$0], '3', 1, 0", "None"},
+      {"c10d::recv_", {"f32[4, 16]"}, "[$0], '3', 0, 0", "None"},
+      {"c10d::recv_", {"bf16[2, 8]"}, "[$0], 'pp', 1, 0", "None; bf16[2, 8]", true},
+      {"_c10d_functional::isend", {"f32[4, 16]"}, "$0, 1, 0, 'pp'", "f32[0]"},
+      {"_c10d_functional::irecv", {"f32[4, 16]"}, "$0, 0, 0, 'pp'", "f32[4, 16]"},
       // ---- custom ----
       {"apex::fused_layer_norm_affine_fwd",
        {"f32[768, 8, 768]", "f32[768]", "f32[768]"},
@@ -679,6 +685,18 @@ TEST(OpRegistryTest, Traits) {
   EXPECT_EQ(traits("_c10d_functional::broadcast").collective, CollectiveKind::kBroadcast);
   EXPECT_EQ(traits("_c10d_functional::all_to_all_single").collective, CollectiveKind::kAllToAll);
   EXPECT_EQ(traits("_c10d_functional::wait_tensor").collective, CollectiveKind::kWait);
+  // point-to-point: c10d names the peer's position in the group, _c10d_functional its rank
+  OpTraits send = traits("c10d::send");
+  EXPECT_EQ(send.collective, CollectiveKind::kSend);
+  EXPECT_EQ(send.group_arg, "process_group");
+  EXPECT_EQ(send.peer_arg, "dst");
+  EXPECT_TRUE(send.peer_in_group);
+  EXPECT_EQ(traits("c10d::recv_").collective, CollectiveKind::kRecv);
+  EXPECT_EQ(traits("c10d::recv_").peer_arg, "src");
+  EXPECT_FALSE(traits("_c10d_functional::irecv").peer_in_group);
+  EXPECT_TRUE(traits("_c10d_functional::irecv").async_result);
+  EXPECT_FALSE(traits("_c10d_functional::isend").async_result);
+  EXPECT_TRUE(IsPointToPoint(traits("_c10d_functional::isend").collective));
   OpTraits vllm = traits("vllm::all_reduce");
   EXPECT_EQ(vllm.collective, CollectiveKind::kAllReduce);
   EXPECT_EQ(vllm.group_arg, "group_name");

@@ -80,7 +80,10 @@ const std::set<std::string>& BaseTypes() {
   static const std::set<std::string> kTypes = {
       "Tensor", "int",    "SymInt",       "float",     "bool",    "str",     "Scalar",
       "ScalarType", "Layout", "Device", "MemoryFormat", "Generator", "Dimname", "Storage",
-      "Stream", "Any",    "complex",      "t",         "QScheme", "SymBool", "SymFloat"};
+      "Stream", "Any",    "complex",      "t",         "QScheme", "SymBool", "SymFloat",
+      // torch.distributed's script classes (__torch__.torch.classes.c10d.*): a process group
+      // is written as its name (a string), a Work is no value GraphGuard reads
+      "ProcessGroup", "Work"};
   return kTypes;
 }
 

@@ -60,6 +60,18 @@ inline OpTraits AsyncCollective(CollectiveKind kind, std::string group_arg,
   t.async_result = true;
   return t;
 }
+// The result is ready only after its wait_tensor (the loader checks the reads).
+inline OpTraits AsyncResult() { return {.async_result = true}; }
+// A point-to-point transfer: kind kSend or kRecv, the group and peer arguments, the peer a
+// position in the group (c10d) or a global rank (_c10d_functional). Moves values: exact.
+inline OpTraits PointToPoint(CollectiveKind kind, std::string group_arg, std::string peer_arg,
+                             bool peer_in_group) {
+  OpTraits t = Collective(kind, std::move(group_arg), "");
+  t.peer_arg = std::move(peer_arg);
+  t.peer_in_group = peer_in_group;
+  t.rounding = Rounding::kExact;
+  return t;
+}
 }  // namespace traits
 
 std::vector<OpEntry> ElementwiseOps();

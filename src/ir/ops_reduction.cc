@@ -13,7 +13,7 @@ std::vector<OpEntry> ReductionOps() {
        "dtype=None) -> Tensor",
        SumDims, traits::SumsLastDim() | traits::Fresh() | traits::Lower("sum_dims")},
       {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", MeanAll,
-       traits::SumsLastDim() | traits::Fresh()},
+       traits::SumsLastDim() | traits::Fresh() | traits::Lower("mean_all")},
       {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
        "Tensor",
        MeanDims, traits::SumsLastDim() | traits::Fresh() | traits::Lower("mean_dims")},

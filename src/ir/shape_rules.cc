@@ -1447,6 +1447,20 @@ Outputs AllToAllSingle(const ShapeContext& ctx) {
   return {t};
 }
 
+Outputs SendOrRecvList(const ShapeContext& ctx) {
+  const size_t n = ctx.TensorListArg("tensors").size();
+  if (n != 1) {
+    RuleError(ctx, "transfers " + std::to_string(n) +
+                       " tensors in one call; a process group sends or receives one tensor per "
+                       "call (torch.distributed.send/recv)");
+  }
+  return {std::nullopt};
+}
+
+Outputs FunctionalSend(const ShapeContext& ctx) {
+  return {TensorType{FirstTensorArg(ctx).dtype, {Dim(0)}}};
+}
+
 // ---- custom kernels --------------------------------------------------------------------------
 
 namespace {

@@ -167,6 +167,11 @@ Outputs Arange(const ShapeContext& ctx);
 Outputs AllGather(const ShapeContext& ctx);      // dim 0 * group_size
 Outputs ReduceScatter(const ShapeContext& ctx);  // dim 0 / group_size
 Outputs AllToAllSingle(const ShapeContext& ctx);
+// Point-to-point transfers: c10d's send/recv_ take a list of exactly one tensor (what
+// ProcessGroup::send/recv accept per call) and return a Work (no tensor);
+// _c10d_functional::isend returns an empty tensor of the sent dtype (irecv: Identity).
+Outputs SendOrRecvList(const ShapeContext& ctx);
+Outputs FunctionalSend(const ShapeContext& ctx);
 
 // Custom kernels (apex, vLLM).
 Outputs ApexLayerNorm(const ShapeContext& ctx);  // (out, mean, invvar)

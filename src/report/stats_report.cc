@@ -16,6 +16,8 @@ std::string CollectiveKindName(ir::CollectiveKind kind) {
     case ir::CollectiveKind::kBroadcast: return "broadcast";
     case ir::CollectiveKind::kAllToAll: return "all_to_all";
     case ir::CollectiveKind::kWait: return "wait";
+    case ir::CollectiveKind::kSend: return "send";
+    case ir::CollectiveKind::kRecv: return "recv";
     case ir::CollectiveKind::kNone: return "none";
   }
   return "unknown";

@@ -71,6 +71,8 @@ std::vector<at::Tensor> RunCollective(const CollectiveCall& call) {
     }
     case ir::CollectiveKind::kWait:
       return in;
+    case ir::CollectiveKind::kSend:  // point-to-point transfers: not a group's collective
+    case ir::CollectiveKind::kRecv:
     case ir::CollectiveKind::kNone:
       break;
   }

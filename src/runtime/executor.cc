@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "frontend/p2p.h"
 #include "ir/liveness.h"
 #include "ir/op_registry.h"
 #include "runtime/collectives.h"
@@ -55,18 +56,29 @@ std::string Mismatch(const at::Tensor& t, const ir::TensorType& type) {
   return "expected " + type.ToString() + ", got " + (t.defined() ? TypeOf(t) : "None");
 }
 
+// The point-to-point transfers of a program run in one process: what each send posted, by
+// transfer (ir::Program::transfers).
+struct Mailbox {
+  explicit Mailbox(const ir::Program& program) : posted(program.transfers.size()) {}
+  std::vector<at::Tensor> posted;
+};
+
 // One rank's progress through its graph.
 class RankRun {
  public:
-  RankRun(const ir::Graph& graph, int32_t rank, const GraphInputs& inputs,
-          const ExecutionOptions& options, const std::set<ir::TensorRef>& keep)
-      : graph_(graph),
+  // `mailbox`: the transfers of ranks run in this process; nullptr: they go to
+  // options.collective_backend (ExecuteRank).
+  RankRun(const ir::Program& program, int32_t rank, const GraphInputs& inputs,
+          const ExecutionOptions& options, const std::set<ir::TensorRef>& keep, Mailbox* mailbox)
+      : program_(program),
+        mailbox_(mailbox),
+        graph_(program.rank(rank)),
         rank_(rank),
         options_(options),
         keep_(keep),
         generator_(at::detail::createCPUGenerator(options.seed + static_cast<uint64_t>(rank))),
-        values_(graph.nodes.size()),
-        frees_after_(graph.nodes.size()) {
+        values_(graph_.nodes.size()),
+        frees_after_(graph_.nodes.size()) {
     ComputeLastUses();
     BindInputs(inputs);
     result_.random_mode =
@@ -75,16 +87,25 @@ class RankRun {
             : "dropout seeded with " + std::to_string(options.seed + static_cast<uint64_t>(rank));
   }
 
-  bool done() const { return next_ >= graph_.nodes.size(); }
+  bool done() const { return next_ >= graph_.nodes.size() && pending_.empty(); }
   int32_t rank() const { return rank_; }
   const ir::Graph& graph() const { return graph_; }
   // The collective node this rank waits in, if it waits.
   std::optional<ir::NodeId> blocked() const { return blocked_; }
+  // The receive node whose value this rank needs before it can go on, if it waits for one.
+  std::optional<ir::NodeId> waiting() const { return waiting_; }
 
-  // Runs nodes until the graph ends or a collective (other than wait_tensor) is reached.
+  // Runs nodes until the graph ends, a collective (other than wait_tensor) is reached, or a
+  // node reads a received value whose send has not run.
   void RunUntilCollective() {
-    while (!done() && !blocked_) {
+    while (!blocked_ && !waiting_) {
+      if (next_ >= graph_.nodes.size()) {
+        // the end: receives never read complete here
+        while (!pending_.empty() && !waiting_) CompleteReceive(pending_.front());
+        return;
+      }
       const ir::Node& node = graph_.nodes[next_];
+      if (!CompleteReceivesReadBy(node)) return;
       if (node.kind != ir::NodeKind::kOperator) {
         Advance();
         continue;
@@ -95,6 +116,16 @@ class RankRun {
         continue;
       }
       const ir::OpInfo& info = Info(node);
+      if (info.traits.collective == ir::CollectiveKind::kSend) {
+        Send(node, info);
+        Advance();
+        continue;
+      }
+      if (info.traits.collective == ir::CollectiveKind::kRecv) {
+        pending_.push_back(static_cast<ir::NodeId>(next_));  // posted; completes when read
+        Advance();
+        continue;
+      }
       if (info.traits.collective != ir::CollectiveKind::kNone &&
           info.traits.collective != ir::CollectiveKind::kWait) {
         blocked_ = static_cast<ir::NodeId>(next_);
@@ -103,6 +134,27 @@ class RankRun {
       RunOperator(node, info);
       Advance();
     }
+  }
+
+  // Completes the receive this rank waits for when its send has run (in this process); false
+  // when it still waits.
+  bool TryCompleteWaiting() {
+    if (!waiting_) return false;
+    const ir::NodeId recv = *waiting_;
+    waiting_.reset();
+    CompleteReceive(recv);
+    return !waiting_;
+  }
+
+  // The transfer of a send or receive node of this rank (InputError when it was not paired).
+  const ir::Transfer& TransferAt(const ir::Node& node, ir::NodeId id) const {
+    const ir::Transfer* t = program_.TransferOf(rank_, id);
+    if (t == nullptr) {
+      Fail(node,
+           "point-to-point transfer without its peer (the program's transfers are paired "
+           "by the loader, frontend::PairTransfers)");
+    }
+    return *t;
   }
 
   // The tensor a collective node sends (its first tensor argument).
@@ -127,6 +179,22 @@ class RankRun {
     const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
     if (info == nullptr) Fail(node, "unknown operator " + node.op.ToString());
     return *info;
+  }
+
+  // Hands `call`, made at `node`, to options.collective_backend (a host backend is given CPU
+  // tensors; its result comes back to the device); the backend's failure is an error at `node`.
+  at::Tensor CallBackend(const ir::Node& node, RankCollective call) const {
+    if (!options_.collectives_on_device) call.input = call.input.to(at::kCPU);
+    at::Tensor output;
+    try {
+      output = options_.collective_backend(call);
+      if (output.defined()) output = output.to(options_.device);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
+    }
+    return output;
   }
 
   [[noreturn]] void Fail(const ir::Node& node, const std::string& problem) const {
@@ -262,14 +330,136 @@ class RankRun {
     Store(node, std::move(outputs));
   }
 
-  // Checks a node's results against its annotated types and records them.
-  void Store(const ir::Node& node, std::vector<at::Tensor> outputs) {
+  // The sizes of a static type (InputError at `node` for a symbolic one).
+  std::vector<int64_t> ShapeOf(const ir::TensorType& type, const ir::Node& node) const {
+    std::vector<int64_t> sizes;
+    for (const ir::Dim& d : type.shape) {
+      if (!d.is_static()) Fail(node, "symbolic size in " + type.ToString());
+      sizes.push_back(d.value());
+    }
+    return sizes;
+  }
+
+  // The tensor a send or receive node names (its first tensor argument, a Tensor[]'s element).
+  at::Tensor TransferTensor(const ir::Node& node) {
+    std::vector<ir::TensorRef> refs = node.TensorInputs();
+    if (refs.empty()) Fail(node, "point-to-point transfer without a tensor");
+    return Value(refs[0], node);
+  }
+
+  // The call a backend sees for a send or receive node.
+  RankCollective TransferCall(const ir::Node& node, ir::NodeId id, const ir::OpInfo& info) {
+    const ir::Transfer& t = TransferAt(node, id);
+    RankCollective call;
+    call.kind = info.traits.collective;
+    call.group = t.group;
+    if (auto it = program_.groups.find(t.group); it != program_.groups.end()) {
+      call.members = it->second;
+    } else {
+      for (int32_t r = 0; r < program_.world_size(); ++r) call.members.push_back(r);
+    }
+    call.rank = rank_;
+    call.peer = call.kind == ir::CollectiveKind::kSend ? t.dst : t.src;
+    if (call.kind == ir::CollectiveKind::kSend) {
+      call.input = TransferTensor(node);
+    } else {
+      // the buffer's shape and dtype (its value is not read, and may be freed by now)
+      const auto out = static_cast<size_t>(frontend::ReceivedOutput(info, node));
+      if (out >= node.outputs.size() || !node.outputs[out].type) {
+        Fail(node, "receive without a typed output for the received tensor");
+      }
+      call.input = at::empty(ShapeOf(*node.outputs[out].type, node),
+                             at::TensorOptions().dtype(ToAten(node.outputs[out].type->dtype)));
+    }
+    return call;
+  }
+
+  // A send posts its tensor (in this process) or hands it to the backend, and goes on.
+  void Send(const ir::Node& node, const ir::OpInfo& info) {
+    const auto id = static_cast<ir::NodeId>(next_);
+    at::Tensor value = TransferTensor(node);
+    if (mailbox_ != nullptr) {
+      const ir::Transfer& t = TransferAt(node, id);
+      mailbox_->posted[static_cast<size_t>(&t - program_.transfers.data())] = value;
+    } else {
+      CallBackend(node, TransferCall(node, id, info));
+    }
+    // c10d::send gives a Work (no value), _c10d_functional::isend an empty tensor
+    std::vector<at::Tensor> outputs(node.outputs.size());
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      if (node.outputs[o].type) {
+        outputs[o] = at::empty(
+            {0},
+            at::TensorOptions().dtype(ToAten(node.outputs[o].type->dtype)).device(options_.device));
+      }
+    }
+    Store(node, std::move(outputs));
+  }
+
+  // Before `node` runs: completes the pending receives it reads. False (the rank waits) when
+  // one's send has not run.
+  bool CompleteReceivesReadBy(const ir::Node& node) {
+    for (const ir::TensorRef& ref : node.TensorInputs()) {
+      if (std::find(pending_.begin(), pending_.end(), ref.node) == pending_.end()) continue;
+      CompleteReceive(ref.node);
+      if (waiting_) return false;
+    }
+    return true;
+  }
+
+  // Completes the posted receive `recv` (and, through a backend, the earlier receives from the
+  // same peer and group, so that messages match in posting order); sets waiting_ when its send
+  // has not run in this process.
+  void CompleteReceive(ir::NodeId recv) {
+    const ir::Node& node = graph_.nodes.at(recv);
+    const ir::Transfer& t = TransferAt(node, recv);
+    if (mailbox_ != nullptr) {
+      at::Tensor value = mailbox_->posted[static_cast<size_t>(&t - program_.transfers.data())];
+      if (!value.defined()) {
+        waiting_ = recv;
+        return;
+      }
+      Received(recv, value);
+      return;
+    }
+    for (size_t k = 0; k < pending_.size();) {
+      const ir::NodeId earlier = pending_[k];
+      const ir::Transfer& e = TransferAt(graph_.nodes.at(earlier), earlier);
+      if (e.src != t.src || e.group != t.group || earlier > recv) {
+        ++k;
+        continue;
+      }
+      const ir::Node& enode = graph_.nodes.at(earlier);
+      Received(earlier, CallBackend(enode, TransferCall(enode, earlier, Info(enode))));
+      // Received erased pending_[k]
+    }
+  }
+
+  // Stores the received tensor as the receive node's value.
+  void Received(ir::NodeId recv, const at::Tensor& value) {
+    const ir::Node& node = graph_.nodes.at(recv);
+    const ir::OpInfo& info = Info(node);
+    std::vector<at::Tensor> outputs(node.outputs.size());
+    const auto out = static_cast<size_t>(frontend::ReceivedOutput(info, node));
+    if (out >= outputs.size()) Fail(node, "receive without an output for the received tensor");
+    outputs[out] = value;
+    pending_.erase(std::find(pending_.begin(), pending_.end(), recv));
+    StoreAt(recv, std::move(outputs));
+  }
+
+  // Checks the current node's results against its annotated types and records them.
+  void Store(const ir::Node& /*current*/, std::vector<at::Tensor> outputs) {
+    StoreAt(static_cast<ir::NodeId>(next_), std::move(outputs));
+  }
+
+  // The same for node `id` (a receive completes after its node).
+  void StoreAt(ir::NodeId id, std::vector<at::Tensor> outputs) {
+    const ir::Node& node = graph_.nodes.at(id);
     if (outputs.size() < node.outputs.size()) {
       Fail(node, "computed " + std::to_string(outputs.size()) + " outputs, the graph names " +
                      std::to_string(node.outputs.size()));
     }
     outputs.resize(node.outputs.size());
-    ir::NodeId id = static_cast<ir::NodeId>(next_);
     for (size_t o = 0; o < outputs.size(); ++o) {
       const std::optional<ir::TensorType>& type = node.outputs[o].type;
       if (type && !outputs[o].defined()) {
@@ -284,7 +474,7 @@ class RankRun {
       if (keep_.count(ref) != 0) result_.kept[ref] = outputs[o];
       Observe(ref, outputs[o]);
     }
-    values_[next_] = std::move(outputs);
+    values_[id] = std::move(outputs);
   }
 
   void Observe(ir::TensorRef ref, const at::Tensor& value) const {
@@ -301,6 +491,8 @@ class RankRun {
     ++next_;
   }
 
+  const ir::Program& program_;
+  Mailbox* mailbox_;
   const ir::Graph& graph_;
   int32_t rank_;
   ExecutionOptions options_;
@@ -310,6 +502,8 @@ class RankRun {
   std::vector<std::vector<ir::TensorRef>> frees_after_;  // by node: values last used there
   size_t next_ = 0;
   std::optional<ir::NodeId> blocked_;
+  std::optional<ir::NodeId> waiting_;
+  std::vector<ir::NodeId> pending_;  // receives posted, not completed, in posting order
   ExecutionResult result_;
 };
 
@@ -438,14 +632,20 @@ std::vector<ExecutionResult> Run(const ir::Program& program, const std::vector<G
   std::vector<RankRun> runs;
   runs.reserve(world);
   static const std::set<ir::TensorRef> kNothing;
+  Mailbox mailbox(program);
   for (int32_t r = 0; r < world; ++r) {
-    runs.emplace_back(program.rank(r), r, inputs[r], options,
-                      r < static_cast<int32_t>(keep.size()) ? keep[r] : kNothing);
+    runs.emplace_back(program, r, inputs[r], options,
+                      r < static_cast<int32_t>(keep.size()) ? keep[r] : kNothing, &mailbox);
   }
   while (true) {
     for (RankRun& run : runs) run.RunUntilCollective();
     bool all_done = true;
     bool progress = false;
+    for (RankRun& run : runs) {
+      if (!run.waiting()) continue;
+      all_done = false;
+      progress = run.TryCompleteWaiting() || progress;
+    }
     for (int32_t r = 0; r < world; ++r) {
       if (!runs[r].blocked()) continue;
       all_done = false;
@@ -468,6 +668,14 @@ std::vector<ExecutionResult> Run(const ir::Program& program, const std::vector<G
     if (all_done) break;
     if (!progress) {
       for (RankRun& run : runs) {
+        if (run.waiting()) {
+          const ir::Node& recv = run.graph().node(*run.waiting());
+          const ir::Transfer& t = run.TransferAt(recv, *run.waiting());
+          run.Fail(recv, "waits for the tensor rank " + std::to_string(t.src) + " sends at " +
+                             program.rank(t.src).file + ":" +
+                             std::to_string(program.rank(t.src).node(t.send).def_line) +
+                             ", which that rank never reaches (it finished or waits elsewhere)");
+        }
         if (!run.blocked()) continue;
         PendingCollective pending = Describe(run);
         run.Fail(run.graph().node(*run.blocked()),
@@ -501,7 +709,7 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
                      "rank " + std::to_string(rank) + " is not a rank of the program (" +
                          std::to_string(program.world_size()) + " ranks)");
   }
-  RankRun run(program.rank(rank), rank, inputs, options, keep);
+  RankRun run(program, rank, inputs, options, keep, /*mailbox=*/nullptr);
   while (true) {
     run.RunUntilCollective();
     if (!run.blocked()) break;
@@ -511,19 +719,7 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
     if (std::find(members.begin(), members.end(), rank) == members.end()) {
       run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
     }
-    RankCollective call = DescribeCall(run, members, group);
-    // Host backends (MPI): a device value goes through the CPU and comes back.
-    if (!options.collectives_on_device) call.input = call.input.to(at::kCPU);
-    at::Tensor output;
-    try {
-      output = options.collective_backend(call);
-      if (output.defined()) output = output.to(options.device);
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      run.Fail(node, node.op.ToString() + " failed: " + ErrorText(e));
-    }
-    run.FinishCollective(std::move(output));
+    run.FinishCollective(run.CallBackend(node, DescribeCall(run, members, group)));
   }
   return run.TakeResult();
 }

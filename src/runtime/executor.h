@@ -3,8 +3,11 @@
 // numerically.
 //
 // The ranks of a program run in one process, interleaved: each rank runs until it reaches a
-// collective, and a collective is computed once every member of its group has reached it. Every
-// tensor is freed after its last use; graph outputs and the values the caller asks for are kept.
+// collective, and a collective is computed once every member of its group has reached it. A
+// point-to-point send posts its tensor and goes on; the receive paired with it (ir::Program::
+// transfers) completes where its value is first read (or at the end of the graph), once the
+// send has run. Every tensor is freed after its last use; graph outputs and the values the
+// caller asks for are kept.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -29,12 +32,16 @@ struct RankCollective {
   std::string group;              // the group's name in the program ("" for the whole world)
   std::vector<int32_t> members;   // the group's ranks, in group order
   int32_t rank = 0;               // the calling rank
-  at::Tensor input;               // its input
+  at::Tensor input;               // its input (kRecv: the buffer, giving shape and dtype)
+  int32_t peer = -1;              // kSend, kRecv: the other rank (global)
 };
 
 // Computes the calling rank's output of a collective whose other members run elsewhere (other
-// processes: MPI, NCCL). Every member calls it at the same point of its graph. It is given CPU
-// tensors (ExecuteRank copies a device value to the host and the output back) unless
+// processes: MPI, NCCL). Every member calls it at the same point of its graph. Point-to-point
+// transfers come here too: a send (kSend, output ignored) where the graph sends, a receive
+// (kRecv: the received tensor) where its value is first read, the receives from one peer on one
+// group in the order the graph posted them (the order messages between two ranks match in). It is
+// given CPU tensors (ExecuteRank copies a device value to the host and the output back) unless
 // ExecutionOptions::collectives_on_device says it takes the device's tensors (NCCL).
 using CollectiveBackend = std::function<at::Tensor(const RankCollective& call)>;
 

@@ -301,6 +301,8 @@ at::Tensor NcclBackend::Run(const RankCollective& call) {
     }
     case ir::CollectiveKind::kWait:
       return in;
+    case ir::CollectiveKind::kSend:  // point-to-point transfers: not a group's collective
+    case ir::CollectiveKind::kRecv:
     case ir::CollectiveKind::kNone:
       break;
   }

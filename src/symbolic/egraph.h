@@ -230,6 +230,9 @@ class EGraph {
   std::span<const ENode> NodesWithOp(ClassId id, OpId op) const;
   // The e-node as originally added (children as they were then).
   const ENode& NodeAt(ClassId node_id) const { return nodes_[node_id]; }
+  // Original ids of the nodes that have class `id` as a child (their children as added: compare
+  // through Find; a node may be listed more than once).
+  std::span<const ClassId> ParentNodeIds(ClassId id) const { return classes_[Find(id)].parents; }
   // Canonical classes containing a node with `op`, increasing; requires clean().
   const std::vector<ClassId>& ClassesWithOp(OpId op) const;
 

@@ -1,7 +1,9 @@
 #include "symbolic/inference.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -408,7 +410,8 @@ class Verifier {
     bool keep = options_.max_relations == 0 || list.size() < options_.max_relations;
     if (const auto* d = std::get_if<DTensor>(&r.expr.node().kind)) {
       d_index_.AddReplica(r.s_tensor, DKey{d->rank, d->tensor}, keep);
-    } else if (std::holds_alternative<Concat>(r.expr.node().kind)) {
+    } else if (std::holds_alternative<Concat>(r.expr.node().kind) ||
+               std::holds_alternative<Scale>(r.expr.node().kind)) {
       std::vector<std::pair<std::vector<int64_t>, DKey>> pieces;
       std::vector<int64_t> offsets(s_graph_.type(r.s_tensor).shape.size(), 0);
       if (ConcatPieces(r.expr, offsets, &pieces)) {
@@ -423,12 +426,14 @@ class Verifier {
     }
   }
 
-  // The D tensors of a tree of concats over D tensors with their regions in the whole (per dim
-  // the offset, then per dim the size), the piece at `offsets`; false for any other expression or
-  // a size that is not static. Returns the pieces' extent through `offsets`' dims.
+  // The D tensors of a tree of concats over D tensors (each possibly scaled by a nonzero number)
+  // with their regions in the whole (per dim the offset, then per dim the size, then the
+  // factor's bits when it is not 1: pieces are replicas only at one factor), the piece at
+  // `offsets`; false for any other expression or a size that is not static. Returns the pieces'
+  // extent through `offsets`' dims.
   bool ConcatPieces(const RelExpr& expr, std::vector<int64_t> offsets,
                     std::vector<std::pair<std::vector<int64_t>, DKey>>* pieces,
-                    std::vector<int64_t>* extent = nullptr) const {
+                    std::vector<int64_t>* extent = nullptr, double factor = 1.0) const {
     std::vector<int64_t> sizes;
     if (const auto* d = std::get_if<DTensor>(&expr.node().kind)) {
       const ir::TensorType& t = d_program_.rank(d->rank).type(d->tensor);
@@ -439,14 +444,18 @@ class Verifier {
       }
       std::vector<int64_t> region = offsets;
       region.insert(region.end(), sizes.begin(), sizes.end());
+      if (factor != 1.0) region.push_back(std::bit_cast<int64_t>(factor));
       pieces->emplace_back(std::move(region), DKey{d->rank, d->tensor});
+    } else if (const auto* sc = std::get_if<Scale>(&expr.node().kind)) {
+      if (sc->factor == 0.0 || !std::isfinite(sc->factor)) return false;
+      return ConcatPieces(sc->child, std::move(offsets), pieces, extent, factor * sc->factor);
     } else if (const auto* c = std::get_if<Concat>(&expr.node().kind)) {
       const auto rank = static_cast<int64_t>(offsets.size());
       const int64_t dim = c->dim < 0 ? c->dim + rank : c->dim;
       if (dim < 0 || dim >= rank || c->children.empty()) return false;
       for (const RelExpr& child : c->children) {
         std::vector<int64_t> child_sizes;
-        if (!ConcatPieces(child, offsets, pieces, &child_sizes)) return false;
+        if (!ConcatPieces(child, offsets, pieces, &child_sizes, factor)) return false;
         if (sizes.empty()) {
           sizes = child_sizes;
         } else {
@@ -835,6 +844,18 @@ class Verifier {
     // The hinted D tensors are targets only: their expressions are not added (a concat of
     // hundreds of one-row slices costs more to saturate than the whole search without hints).
     if (hinted) local.RestrictToPathsTo(*hinted);
+    // An expected output's relation is a candidate term of its operator's e-graph (added after
+    // the hints' paths are drawn, which start from D tensors not yet in the e-graph): a form the
+    // lemmas reach from it, not from S (a mean of micro-batch means scale(1/m, sum(...)) meets
+    // S's mean x / n only as x_k / (n / m) * (1 / m)). Adding a term asserts nothing.
+    for (const Relation& expected : spec_.expected_outputs) {
+      if (expected.s_tensor.node != id) continue;
+      if (std::find(s.outs.begin(), s.outs.end(), static_cast<size_t>(expected.s_tensor.output)) ==
+          s.outs.end()) {
+        continue;
+      }
+      local.AddRelExpr(expected.expr);
+    }
     local.ExpandD();
     local.egraph().Rebuild();
     outcome.candidates = local.Candidates();
@@ -1023,6 +1044,73 @@ class Verifier {
         term_nodes.push_back(local.egraph().AddExprUncanonical(term));
       };
       record(best->expr);
+      // The extracted term on every other rank that holds replicas of its D tensors (a pipeline
+      // stage's tensor-parallel ranks, each holding the same micro-batch pieces): each D tensor
+      // replaced by one of its class on that rank. Their D tensors then reach the local
+      // e-graphs that read this S tensor, as replicas of the plain D tensors below do.
+      {
+        const TensorLanguage& lang = TensorLanguage::Get();
+        std::vector<std::map<int32_t, ENode>> by_rank(best->expr.nodes.size());
+        std::set<int32_t> ranks;
+        for (size_t k = 0; k < best->expr.nodes.size(); ++k) {
+          const ENode& n = best->expr.nodes[k];
+          if (n.op != lang.tensor || local.leaves().at(n.payload).side != TensorLeaf::Side::kDist) {
+            continue;
+          }
+          std::optional<ClassId> c = local.egraph().Lookup(n);
+          if (!c) continue;
+          for (const ENode& m : local.egraph().Nodes(*c)) {
+            if (m.op != lang.tensor) continue;
+            const TensorLeaf& leaf = local.leaves().at(m.payload);
+            if (leaf.side != TensorLeaf::Side::kDist) continue;
+            by_rank[k].emplace(leaf.rank, m);
+            ranks.insert(leaf.rank);
+          }
+        }
+        for (int32_t rank : ranks) {
+          RecExpr variant = best->expr;
+          bool changed = false;
+          for (size_t k = 0; k < variant.nodes.size(); ++k) {
+            auto it = by_rank[k].find(rank);
+            if (it == by_rank[k].end() || it->second == variant.nodes[k]) continue;
+            variant.nodes[k] = it->second;
+            changed = true;
+          }
+          if (changed) record(variant);
+        }
+        // A composite term over one rank's D tensors (a sum of scaled micro-batch gradients)
+        // whose replicas on other ranks are not in the same classes (each rank computed its own
+        // copy): the cheapest term over each other rank's D tensors alone, when the class has
+        // one. The relations of every TP rank of a pipeline stage then reach the outputs' checks.
+        std::set<int32_t> best_ranks;
+        bool composite = false;
+        for (const ENode& n : best->expr.nodes) {
+          if (n.op == lang.tensor) {
+            best_ranks.insert(local.leaves().at(n.payload).rank);
+          } else if (n.op != lang.num && n.op != lang.flt && n.op != lang.concat) {
+            composite = true;
+          }
+        }
+        if (composite && best_ranks.size() == 1) {
+          std::set<int32_t> others;
+          for (size_t leaf = 0; leaf < local.leaves().size(); ++leaf) {
+            const TensorLeaf& l = local.leaves().at(static_cast<int64_t>(leaf));
+            if (l.side == TensorLeaf::Side::kDist && !best_ranks.count(l.rank)) {
+              others.insert(l.rank);
+            }
+          }
+          for (int32_t rank : others) {
+            Extractor on_rank(
+                local.egraph(), AdditiveCost([&](const ENode& n) {
+                  if (n.op == lang.tensor && local.leaves().at(n.payload).rank != rank) {
+                    return kInfiniteCost;
+                  }
+                  return CleanNodeCost(local.leaves(), n);
+                }));
+            if (auto there = on_rank.Extract(cls)) record(there->expr);
+          }
+        }
+      }
       // Every D tensor in the class is a relation too (replicas on other ranks), and so is every
       // concat of D tensors (the shards of another data-parallel replica on a 2-D mesh: their
       // pieces become replicas of the extracted one's, DIndex::AddPieceReplica).
@@ -1030,13 +1118,20 @@ class Verifier {
       auto is_d_tensor = [&](const ENode& n) {
         return n.op == lang.tensor && local.leaves().at(n.payload).side == TensorLeaf::Side::kDist;
       };
-      auto d_tensor_node = [&](ClassId c) -> std::optional<ENode> {
+      // A piece's D tensor on `rank` (its first one when it has none there).
+      auto d_tensor_node = [&](ClassId c, std::optional<int32_t> rank) -> std::optional<ENode> {
+        std::optional<ENode> first;
         for (const ENode& n : local.egraph().Nodes(c)) {
-          if (is_d_tensor(n)) return n;
+          if (!is_d_tensor(n)) continue;
+          if (!rank || local.leaves().at(n.payload).rank == *rank) return n;
+          if (!first) first = n;
         }
-        return std::nullopt;
+        return first;
       };
       // Recorded after the walk: recording a concat may add its node, moving the class's nodes.
+      // A piece's class may hold the same piece on several ranks (the tensor-parallel replicas
+      // of a pipeline stage's micro-batch): one concat per rank of the first piece, each piece
+      // taken on that rank where it has one, so every replica's pieces are recorded.
       std::vector<RecExpr> concats;
       for (const ENode& n : local.egraph().Nodes(cls)) {
         if (is_d_tensor(n)) {
@@ -1044,23 +1139,29 @@ class Verifier {
           single.Add(n);
           record(single);
         } else if (n.op == lang.concat && n.children.size() >= 3) {
-          RecExpr cat;
-          ENode root{lang.concat, 0, {}};
-          for (size_t c = 0; c < n.children.size(); ++c) {
-            std::optional<ENode> child;
-            if (c == 0) {
-              for (const ENode& k : local.egraph().Nodes(n.children[0])) {
-                if (k.op == lang.num) child = k;
-              }
-            } else {
-              child = d_tensor_node(n.children[c]);
-            }
-            if (!child) break;
-            root.children.push_back(cat.Add(*child));
+          std::set<int32_t> ranks;
+          for (const ENode& k : local.egraph().Nodes(n.children[1])) {
+            if (is_d_tensor(k)) ranks.insert(local.leaves().at(k.payload).rank);
           }
-          if (root.children.size() != n.children.size()) continue;
-          cat.Add(root);
-          concats.push_back(std::move(cat));
+          for (int32_t rank : ranks) {
+            RecExpr cat;
+            ENode root{lang.concat, 0, {}};
+            for (size_t c = 0; c < n.children.size(); ++c) {
+              std::optional<ENode> child;
+              if (c == 0) {
+                for (const ENode& k : local.egraph().Nodes(n.children[0])) {
+                  if (k.op == lang.num) child = k;
+                }
+              } else {
+                child = d_tensor_node(n.children[c], rank);
+              }
+              if (!child) break;
+              root.children.push_back(cat.Add(*child));
+            }
+            if (root.children.size() != n.children.size()) break;
+            cat.Add(root);
+            concats.push_back(std::move(cat));
+          }
         }
       }
       for (const RecExpr& cat : concats) record(cat);

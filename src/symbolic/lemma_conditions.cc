@@ -1260,6 +1260,160 @@ std::optional<double> NumberOf(const EGraph& g, ClassId id) {
   return FactsOf(g, id).fconstant;
 }
 
+// (scale (div ?x ?c) ?f) with numbers c and f: x / (c / f). A mean of micro-batch means (each
+// x_k / (n / m), scaled by 1 / m) meets the batch mean x / n here. When c is an integer, c / f is
+// taken as the integer it lies within 1e-12 (relative) of: the factor is the rounded 1 / m that
+// a spec's mean or a schedule's scaling means exactly.
+std::optional<ClassId> ScaleOfDivNumber(EGraph& g, const Bindings& b) {
+  const ClassId c = b.Var("c"), f = b.Var("f");
+  const std::optional<double> cv = NumberOf(g, c), fv = NumberOf(g, f);
+  if (!cv || !fv || TypeOf(g, c) || TypeOf(g, f) || *fv == 0.0) return std::nullopt;
+  double q = *cv / *fv;
+  if (!std::isfinite(q) || q == 0.0) return std::nullopt;
+  const double nearest = std::nearbyint(q);
+  if (*cv == std::nearbyint(*cv) && std::abs(q - nearest) <= 1e-12 * std::abs(q)) q = nearest;
+  return AddOp(g, *Lang().ops().Find("div"), {b.Var("x"), g.Add(Lang().Flt(q))});
+}
+
+// ---- scales (scaling.rules) ----------------------------------------------------------------
+
+// a * b, or 1 / k when 1 / (a * b) lies within 1e-12 (relative) of the integer k: the factors
+// 1 / m that schedules and specs write stand for exact reciprocals.
+double SnappedProduct(double a, double b) {
+  const double p = a * b;
+  if (p == 0.0 || !std::isfinite(p)) return p;
+  const double inverse = 1.0 / p;
+  const double nearest = std::nearbyint(inverse);
+  if (nearest != 0.0 && std::abs(inverse - nearest) <= 1e-12 * std::abs(inverse)) {
+    return 1.0 / nearest;
+  }
+  return p;
+}
+
+// (scale (scale ?x ?a) ?b): x scaled by a * b (SnappedProduct).
+std::optional<ClassId> ScaleOfScale(EGraph& g, const Bindings& b) {
+  const std::optional<double> av = NumberOf(g, b.Var("a")), bv = NumberOf(g, b.Var("b"));
+  if (!av || !bv || TypeOf(g, b.Var("a")) || TypeOf(g, b.Var("b"))) return std::nullopt;
+  const double f = SnappedProduct(*av, *bv);
+  if (!std::isfinite(f)) return std::nullopt;
+  return AddOp(g, Lang().scale, {b.Var("x"), g.Add(Lang().Flt(f))});
+}
+
+// (scale ?x ?f) when the e-graph also holds scale(x, g) for another number g: f x = (f / g) (g x),
+// unioned here. A micro-batch's gradient scaled by the schedule (1 / (n / m)) and S's piece of
+// the batch's (1 / n) are then one scale apart, and S's piece is expressed over the D tensor.
+std::optional<ClassId> ScaleRatio(EGraph& g, const Bindings& b) {
+  const ClassId x = g.Find(b.Var("x")), f = b.Var("f");
+  const std::optional<double> fv = NumberOf(g, f);
+  if (!fv || TypeOf(g, f)) return std::nullopt;
+  const ClassId self = g.Find(b.match().eclass);
+  std::vector<std::pair<ClassId, double>> others;  // classes holding scale(x, g), and g
+  for (ClassId id : g.ParentNodeIds(x)) {
+    const ENode& node = g.NodeAt(id);
+    if (node.op != Lang().scale || node.children.size() != 2 || g.Find(node.children[0]) != x) {
+      continue;
+    }
+    const std::optional<double> gv = NumberOf(g, node.children[1]);
+    const ClassId other = g.Find(id);
+    if (!gv || *gv == 0.0 || other == self || TypeOf(g, node.children[1])) continue;
+    others.emplace_back(other, *gv);
+  }
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+  for (const auto& [other, gv] : others) {
+    const double ratio = SnappedProduct(*fv, 1.0 / gv);
+    if (!std::isfinite(ratio)) continue;
+    g.Union(self, AddOp(g, Lang().scale, {other, g.Add(Lang().Flt(ratio))}),
+            g.InternReason("scale-ratio"));
+  }
+  return std::nullopt;
+}
+
+// (div ?x ?c) of a floating tensor x by a number c: x scaled by 1 / c (SnappedProduct).
+std::optional<ClassId> DivNumberAsScale(EGraph& g, const Bindings& b) {
+  const ClassId x = b.Var("x"), c = b.Var("c");
+  const std::optional<double> cv = NumberOf(g, c);
+  const auto& xt = TypeOf(g, x);
+  const auto& root = TypeOf(g, b.match().eclass);
+  if (!cv || TypeOf(g, c) || *cv == 0.0 || !std::isfinite(*cv) || !xt || !root || *xt != *root ||
+      !ir::IsFloatingPoint(xt->dtype)) {
+    return std::nullopt;
+  }
+  return AddOp(g, Lang().scale, {x, g.Add(Lang().Flt(SnappedProduct(1.0 / *cv, 1.0)))});
+}
+
+// (sumr ?xs...) whose every element holds scale(x_i, f) with one factor f: scale(sumr(x_i...), f).
+std::optional<ClassId> SumrOfScales(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2) return std::nullopt;
+  std::optional<ClassId> factor;
+  std::vector<ClassId> inner;
+  for (ClassId x : xs) {
+    std::optional<ClassId> found;
+    for (const ENode& node : g.Nodes(x)) {
+      if (node.op != Lang().scale || node.children.size() != 2) continue;
+      if (factor && g.Find(node.children[1]) != *factor) continue;
+      found = node.children[0];
+      factor = g.Find(node.children[1]);
+      break;
+    }
+    if (!found) return std::nullopt;
+    inner.push_back(*found);
+  }
+  return AddOp(g, Lang().scale, {AddOp(g, Lang().sumr, std::move(inner)), *factor});
+}
+
+// (sumr ?xs...) with two or more elements: x_0 + (x_1 + (... + x_n)), the right-leaning chain
+// add-assoc makes of an accumulation (a gradient summed over micro-batches one by one).
+std::optional<ClassId> SumrAsAdds(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 2) return std::nullopt;
+  const OpId add = *Lang().ops().Find("add");
+  ClassId chain = xs.back();
+  for (size_t i = xs.size() - 1; i-- > 0;) chain = AddOp(g, add, {xs[i], chain});
+  return chain;
+}
+
+// (expand (full ?v ?t ?ss...) ?ts...): the constant of the expanded sizes.
+std::optional<ClassId> ExpandOfFull(EGraph& g, const Bindings& b) {
+  const auto& root = TypeOf(g, b.match().eclass);
+  if (!root) return std::nullopt;
+  std::vector<ClassId> children{b.Var("v"), b.Var("t")};
+  for (const ir::Dim& d : root->shape) {
+    if (!d.is_static()) return std::nullopt;
+    children.push_back(AddNum(g, d.value()));
+  }
+  return AddOp(g, *Lang().ops().Find("full"), std::move(children));
+}
+
+// (div (full ?v ?t ?ss...) ?c) with a number c: the constant v / c of the result's type.
+std::optional<ClassId> DivOfFullNumber(EGraph& g, const Bindings& b) {
+  const std::optional<double> v = NumberOf(g, b.Var("v")), c = NumberOf(g, b.Var("c"));
+  const auto& root = TypeOf(g, b.match().eclass);
+  if (!v || !c || TypeOf(g, b.Var("c")) || *c == 0.0 || !root ||
+      !ir::IsFloatingPoint(root->dtype)) {
+    return std::nullopt;
+  }
+  std::vector<ClassId> children{g.Add(Lang().Flt(*v / *c)),
+                                AddNum(g, static_cast<int64_t>(root->dtype))};
+  for (const ir::Dim& d : root->shape) {
+    if (!d.is_static()) return std::nullopt;
+    children.push_back(AddNum(g, d.value()));
+  }
+  return AddOp(g, *Lang().ops().Find("full"), std::move(children));
+}
+
+// (mul (full ?v ?t ?ss...) ?x): the product has exactly x's type (the constant broadcasts into
+// x and does not promote it) and the constant is of x's dtype (v is not rounded to another
+// one first), so it is x scaled by the number v.
+bool FullScalesX(const EGraph& g, const Bindings& b) {
+  const auto& root = TypeOf(g, b.match().eclass);
+  const auto& x = TypeOf(g, b.Var("x"));
+  const std::optional<double> dtype = NumberOf(g, b.Var("t"));
+  return root && x && *root == *x && NumberOf(g, b.Var("v")).has_value() && dtype &&
+         *dtype == static_cast<double>(static_cast<int64_t>(x->dtype));
+}
+
 // The number 0 (not a tensor).
 bool IsZeroNumber(const EGraph& g, ClassId id) {
   auto v = NumberOf(g, id);
@@ -2154,6 +2308,7 @@ ConditionTable BuildConditions() {
   t.Add("sdpa-shared-kv", SdpaSharedKv);
   t.Add("attention-shared-kv", AttentionSharedKv);
   t.Add("c-is-number", CIsNumber);
+  t.Add("full-scales-x", FullScalesX);
   t.Add("mask-same-shape", MaskSameShape);
   t.Add("zero-fill", ZeroFill);
   t.Add("adds-nothing", AddsNothing);
@@ -2187,6 +2342,14 @@ ApplierTable BuildAppliers() {
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);
   t.Add("sumr-drop-zeros", SumrDropZeros);
+  t.Add("scale-of-div-number", ScaleOfDivNumber);
+  t.Add("scale-of-scale", ScaleOfScale);
+  t.Add("scale-ratio", ScaleRatio);
+  t.Add("div-number-as-scale", DivNumberAsScale);
+  t.Add("sumr-of-scales", SumrOfScales);
+  t.Add("sumr-as-adds", SumrAsAdds);
+  t.Add("expand-of-full", ExpandOfFull);
+  t.Add("div-of-full-number", DivOfFullNumber);
   t.Add("vocab-parallel-embedding", VocabParallelEmbedding);
   t.Add("vocab-parallel-pick", VocabParallelPick);
   t.Add("pick-of-class-concat", PickOfClassConcat);

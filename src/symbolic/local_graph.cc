@@ -5,6 +5,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "frontend/p2p.h"
 #include "symbolic/index_domain.h"
 
 namespace gg::symbolic {
@@ -27,6 +28,8 @@ bool InputFreeMemo(const ir::Graph& graph, const ir::Node& node, int depth,
   if (node.kind == ir::NodeKind::kInput) return false;
   const ir::OpInfo* info = InfoOf(node);
   if (info && (info->traits.nondeterministic_init || info->traits.metadata_only)) return true;
+  // a received value is the peer's tensor, whatever buffer it was received into
+  if (info && info->traits.collective == ir::CollectiveKind::kRecv) return false;
   if (depth >= kInputFreeDepth) return node.TensorInputs().empty();
   if (auto it = memo.find(&node); it != memo.end()) return it->second;
   bool free = true;
@@ -154,10 +157,27 @@ std::vector<ir::NodeId> DIndex::CommonSubexpressions(const ir::Graph& graph) {
   return canonical;
 }
 
+std::optional<DIndex::TransferEnds> DIndex::Transfer(int32_t rank, ir::NodeId id) const {
+  if (!ir::IsPointToPoint(Collective(rank, id))) return std::nullopt;
+  const ir::Transfer* t = program_.TransferOf(rank, id);
+  if (t == nullptr) return std::nullopt;
+  const std::vector<TensorRef>& sent = tensor_inputs_[t->src][t->send];
+  const ir::Node& recv = program_.rank(t->dst).node(t->recv);
+  const ir::OpInfo* info = InfoOf(recv);
+  if (sent.empty() || info == nullptr) return std::nullopt;
+  const int32_t out = frontend::ReceivedOutput(*info, recv);
+  if (static_cast<size_t>(out) >= recv.outputs.size() || !recv.outputs[out].type) {
+    return std::nullopt;
+  }
+  return TransferEnds{DKey{t->src, sent[0]}, DKey{t->dst, TensorRef{t->recv, out}}};
+}
+
 const std::vector<TensorRef>& DIndex::ReadInputs(int32_t rank, ir::NodeId id) const {
   std::optional<std::vector<TensorRef>>& slot = read_inputs_[rank][id];
   if (!slot) {
-    if (Collective(rank, id) != ir::CollectiveKind::kNone) {
+    if (Collective(rank, id) == ir::CollectiveKind::kRecv) {
+      slot.emplace();  // its value is the peer's tensor, not a function of its buffer
+    } else if (Collective(rank, id) != ir::CollectiveKind::kNone) {
       slot = tensor_inputs_[rank][id];
     } else {
       slot = symbolic::ReadInputs(program_.rank(rank), id, constants_);
@@ -182,6 +202,15 @@ void DIndex::AddPieceReplica(TensorRef s_tensor, const std::vector<int64_t>& reg
 }
 
 void DIndex::AddCollectiveReplicas() {
+  // A received tensor is the one its peer sent.
+  for (const ir::Transfer& t : program_.transfers) {
+    std::optional<TransferEnds> ends = Transfer(t.src, t.send);
+    if (!ends) continue;
+    const auto group = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+    Join(group, ReplicaId(Canonical(ends->sent)));
+    Join(group, ReplicaId(Canonical(ends->received)));
+  }
   for (const auto& [self, call] : peers_) {
     if (call.size() < 2 || call.front() != self) continue;  // each call once
     const ir::CollectiveKind kind = Collective(self.first, self.second);
@@ -656,6 +685,16 @@ void LocalGraph::AddStructuralProducer(int32_t rank, TensorRef ref) {
   const ir::Node& node = g.node(ref.node);
   if (node.kind != ir::NodeKind::kOperator) return;
   const ir::CollectiveKind kind = d_index_.Collective(rank, ref.node);
+  if (kind == ir::CollectiveKind::kRecv) {
+    // A received tensor is the one its peer sent (on the sending rank: a piece of the related
+    // tensor by D's own equalities, hop 0), so the sender's other uses of it join the
+    // neighbourhood (the stage before a pipeline boundary).
+    std::optional<DIndex::TransferEnds> ends = d_index_.Transfer(rank, ref.node);
+    if (!ends || ends->received.ref.output != ref.output) return;
+    DLeaf(ends->sent.rank, ends->sent.ref, 0);
+    AddD(rank, ref.node, 0);
+    return;
+  }
   if (kind == ir::CollectiveKind::kWait || kind == ir::CollectiveKind::kAllGather) {
     // A wait passes its input on and a gather holds every member's input whole (a concat):
     // those inputs are pieces of the related tensor by D's own equalities (hop 0), so D
@@ -692,6 +731,13 @@ void LocalGraph::AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
   if (kind == ir::CollectiveKind::kWait) {
     const std::vector<TensorRef>& ins = d_index_.TensorInputs(rank, id);
     if (!ins.empty()) outputs[0] = DLeaf(rank, ins[0], input_hop);
+  } else if (ir::IsPointToPoint(kind)) {
+    // The receive's value is the sent tensor; the send itself gives nothing read as a value.
+    std::optional<DIndex::TransferEnds> ends = d_index_.Transfer(rank, id);
+    if (ends && kind == ir::CollectiveKind::kRecv) {
+      outputs[static_cast<size_t>(ends->received.ref.output)] = DLeaf(
+          ends->sent.rank, ends->sent.ref, std::max(HopOf(ends->sent.rank, ends->sent.ref), 0));
+    }
   } else if (kind != ir::CollectiveKind::kNone) {
     const auto* peers = d_index_.Peers(rank, id);
     std::vector<ClassId> member_inputs;

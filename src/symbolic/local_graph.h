@@ -82,7 +82,10 @@ class DIndex {
         for (ir::NodeId p : producers) consumers_[r][p].push_back(static_cast<ir::NodeId>(id));
         ir::CollectiveKind kind = CollectiveOf(node);
         collective_[r][id] = kind;
-        if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait) continue;
+        if (kind == ir::CollectiveKind::kNone || kind == ir::CollectiveKind::kWait ||
+            ir::IsPointToPoint(kind)) {
+          continue;
+        }
         std::string group = GroupName(node);
         auto& per_rank = sequences[group];
         per_rank.resize(program.ranks.size());
@@ -105,6 +108,12 @@ class DIndex {
         }
       }
     }
+    // A transfer is a call of two members: the send and the receive that gets its tensor.
+    for (const ir::Transfer& t : program.transfers) {
+      std::vector<std::pair<int32_t, ir::NodeId>> call = {{t.src, t.send}, {t.dst, t.recv}};
+      peers_[{t.src, t.send}] = call;
+      peers_[{t.dst, t.recv}] = std::move(call);
+    }
     AddCollectiveReplicas();
   }
 
@@ -125,8 +134,16 @@ class DIndex {
   // and a tensor that every layer reads brings one leaf per layer and rank (and their consumers)
   // into every e-graph that reads it.
   //
-  // The inputs a D node's lowering reads (collectives: their input).
+  // The inputs a D node's lowering reads (collectives: their input; a receive reads nothing of
+  // its own rank: its value is the tensor its peer sends, SentTensor).
   const std::vector<TensorRef>& ReadInputs(int32_t rank, ir::NodeId id) const;
+  // A send or receive node's transfer: the sending rank and the tensor it sends, and the
+  // receiving rank and the output holding the received value; nullopt for other nodes.
+  struct TransferEnds {
+    DKey sent;
+    DKey received;
+  };
+  std::optional<TransferEnds> Transfer(int32_t rank, ir::NodeId id) const;
   const std::vector<TensorRef>& TensorInputs(int32_t rank, ir::NodeId id) const {
     return tensor_inputs_[rank][id];
   }

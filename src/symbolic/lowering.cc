@@ -533,6 +533,16 @@ Outputs SumAll(const LowerContext& l) {
   return One(l.Op("sum_all", {l.T("self")}));
 }
 
+// mean(x) of a floating tensor: its sum over every element divided by their (static) count, the
+// form a mean of pieces is related in (a pipeline's mean of micro-batch means).
+Outputs MeanAll(const LowerContext& l) {
+  if (!l.IsNone("dtype")) throw NotCovered{};
+  const TensorType& x = l.InType("self");
+  const ir::Dim n = ir::NumElements(x.shape);
+  if (!ir::IsFloatingPoint(x.dtype) || !n.is_static() || n.value() == 0) throw NotCovered{};
+  return One(l.Op("div", {l.Op("sum_all", {l.T("self")}), l.Fl(static_cast<double>(n.value()))}));
+}
+
 // amax(x, dims, keepdim): the largest value over each of dims (values only, no indices), a max_dim
 // per dim; amax over every dim (dims empty) stays opaque.
 Outputs Amax(const LowerContext& l) { return ReduceDims(l, "max_dim"); }
@@ -1432,6 +1442,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"split_with_sizes", SplitWithSizes},
       {"sub", Binary<kSub>},
       {"sum_all", SumAll},
+      {"mean_all", MeanAll},
       {"sum_dims", SumDims},
       {"t", T2},
       {"tanh_backward", TanhBackward},

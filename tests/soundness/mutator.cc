@@ -64,11 +64,18 @@ std::vector<std::pair<const ir::ArgSchema*, std::string>> WrittenArgs(const ir::
   return out;
 }
 
-// Nodes the graph's outputs depend on: an edit elsewhere cannot change anything.
+// Nodes the graph's outputs and its point-to-point sends depend on: an edit elsewhere cannot
+// change anything.
 std::vector<bool> LiveNodes(const Graph& g) {
   std::vector<bool> live(g.nodes.size(), false);
   std::vector<TensorRef> work;
   for (const Value& v : g.outputs) v.CollectTensors(&work);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {  // a send's tensor reaches its peer's graph
+    const ir::OpInfo* info = InfoOf(g.nodes[i]);
+    if (info != nullptr && info->traits.collective == ir::CollectiveKind::kSend) {
+      work.push_back(TensorRef{static_cast<NodeId>(i), 0});
+    }
+  }
   while (!work.empty()) {
     TensorRef ref = work.back();
     work.pop_back();
@@ -229,6 +236,8 @@ class SiteFinder {
               RemoveWait(node));
         } else if (target_ == Target::kDAll) {
           CollectiveSites(node, *info);
+        } else if (coll == ir::CollectiveKind::kSend) {
+          TransferSites(node, i);
         }
         continue;
       }
@@ -679,6 +688,34 @@ class SiteFinder {
     };
   }
 
+  // A send moved after the next send of this rank to the same peer on the same group (every
+  // argument but the tensor alike): the two tensors reach the peer in the other order, so the
+  // receive of one micro-batch gets the other's (transfers pair by order).
+  void TransferSites(const Node& node, size_t index) {
+    for (size_t k = index + 1; k < g_.nodes.size(); ++k) {
+      const Node& later = g_.nodes[k];
+      if (!(later.op == node.op) || later.args.size() != node.args.size() || later.args.empty() ||
+          later.args[0] == node.args[0] ||
+          !std::equal(later.args.begin() + 1, later.args.end(), node.args.begin() + 1)) {
+        continue;
+      }
+      const std::string first = node.name, second = later.name, op = node.op.ToString();
+      Add("transfer-reorder", node, "moved after '" + second + "' (same peer and group)",
+          [first, second, op](Graph* g, Program*) {
+            NodeId a, b;
+            if (NodeFor(g, first, op, &a) == nullptr || NodeFor(g, second, op, &b) == nullptr ||
+                b <= a) {
+              return false;
+            }
+            Node moved = g->nodes[a];
+            ir::RemoveNode(g, a);  // InputError when its result is read: not applied
+            ir::InsertNode(g, b, std::move(moved));  // b is now at b - 1: right after it
+            return true;
+          });
+      return;
+    }
+  }
+
   void CollectiveSites(const Node& node, const ir::OpInfo& info) {
     const std::string op = node.op.ToString();
     const std::string name = node.name;
@@ -848,7 +885,8 @@ const std::vector<std::string>& MutationKinds() {
       "op-swap",         "scalar",         "constant",  "int-arg",  "slice-bound",
       "dim",             "collective-drop", "collective-dup", "reduce-op", "group",
       "wait-remove",     "operand-swap",   "transpose-insert", "transpose-remove",
-      "value-scale",     "reshape-scramble", "rank-swap", "bool-arg", "string-arg"};
+      "value-scale",     "reshape-scramble", "rank-swap", "bool-arg", "string-arg",
+      "transfer-reorder"};
   return kinds;
 }
 

@@ -105,6 +105,9 @@ std::vector<FuzzCase> Cases() {
   bug("megatron_1446_sp_norm_grad", "tp2", 10);
   bug("megatron_599_moe_router_sync", "tp2", 8);
   // tied_embedding_grad_sync is left out: about 15 s of search per mutant.
+  // Pipelines: stage programs joined by c10d send/recv, gradients scaled by the schedule.
+  bug("pp_loss_scaled_twice", "tp2", 12);
+  bug("pp_tp_loss_scaled_twice", "tp4", 4);  // 0.5-8 s a mutant
   corpus("megatron_gpt", "fwd", "tp2", 40);
   corpus("megatron_gpt_sp", "fwd", "tp2", 30);
   corpus("hf_llama", "fwd", "tp2", 25);

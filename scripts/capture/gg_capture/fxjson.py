@@ -162,10 +162,13 @@ def graph_to_json(gm, rank, input_names, group_names=None, input_fqns=None):
             if node.target.namespace == "_c10d_functional":
                 args = [group_names.get(a, a) if isinstance(a, str) and i == len(args) - 1 else a
                         for i, a in enumerate(args)]
-            entry = {"name": name, "kind": "call", "op": _op_name(node.target),
-                     "args": [_value(a, refs) for a in args],
-                     "kwargs": [{"name": k, "value": _value(v, refs)} for k, v in node.kwargs.items()],
-                     "outputs": outs}
+            entry = {"name": name, "kind": "call", "op": _op_name(node.target)}
+            if node.meta.get("gg_functionalized"):  # outputs: op's, then the written tensors
+                entry["functionalized"] = True
+            entry.update({"args": [_value(a, refs) for a in args],
+                          "kwargs": [{"name": k, "value": _value(v, refs)}
+                                     for k, v in node.kwargs.items()],
+                          "outputs": outs})
             src = source_of(node)
             if src:
                 entry["source"] = src

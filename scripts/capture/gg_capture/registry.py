@@ -252,6 +252,71 @@ for _case in BUGS:
     _PROGRAMS[f"bug.{_case}.buggy"] = (lambda c=_case: bug_program(c, True))
 
 
+# ---- pipeline parallelism: torch.distributed.pipelining's schedules (gg_capture/pipeline.py) ----
+# tests/pipeline (make_pipeline.py): case -> PipelineProgram options; each case fwd and joint,
+# the ranks a pp x tp mesh.
+PIPELINE = {
+    "pp2_gpipe": {"pp": 2, "schedule": "gpipe", "m": 2},
+    "pp2_1f1b": {"pp": 2, "schedule": "1f1b", "m": 2},
+    "pp4_gpipe": {"pp": 4, "schedule": "gpipe", "m": 4, "layers": 4},
+    "pp4_1f1b": {"pp": 4, "schedule": "1f1b", "m": 4, "layers": 4},
+    "pp2_tp2_gpipe": {"pp": 2, "tp": 2, "schedule": "gpipe", "m": 2},
+    "pp2_tp2_1f1b": {"pp": 2, "tp": 2, "schedule": "1f1b", "m": 2},
+}
+
+# Pipeline bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
+# report, pattern, mode, ranks, PipelineProgram options with the bug).
+PIPELINE_BUGS = {
+    "pp_loss_scaled_twice": (
+        "AReaL PR #1273 (Megatron's pipeline schedule divides each micro-batch loss by the number "
+        "of micro-batches on top of the caller's normalization); torchtitan issue #1733 / PR #1732 "
+        "(PP gradients rescaled by scale_grads)",
+        "the loss function divides each micro-batch loss by m (Megatron's convention) and the "
+        "schedule divides the gradients by m again (torch's scale_grads)", "joint", 2,
+        {"pp": 2, "schedule": "1f1b", "m": 2, "bug": "loss_scaled_twice"}),
+    "pp_loss_not_scaled": (
+        "torchtitan issue #2972 (PP backwards the unnormalized loss; non-PP the normalized one); "
+        "pytorch PR #144352 (PP gradients were not divided by the number of micro-batches)",
+        "a mean loss per micro-batch with scale_grads=False: gradients m times too large",
+        "joint", 2, {"pp": 2, "schedule": "gpipe", "m": 2, "bug": "loss_not_scaled"}),
+    "pp_grad_not_accumulated": (
+        "NVIDIA-NeMo/Automodel PR #3530 (stage re-initialization cleared the gradients between "
+        "micro-batches: only the last one trained); torchtitan PR #3575 (zero_grad per "
+        "micro-batch)",
+        "every parameter's .grad cleared before each micro-batch's backward: the last "
+        "micro-batch's gradient only", "joint", 2,
+        {"pp": 2, "schedule": "1f1b", "m": 2, "bug": "grad_not_accumulated"}),
+    "pp_stash_wrong_micro_batch": (
+        "a variant of pytorch issue #139404 / PR #140981 (a stage kept its most recent backward "
+        "result, not one per micro-batch, so reordered backwards could send another "
+        "micro-batch's gradients)",
+        "the first stage pops its activation stash last-in first-out: each backward meets another "
+        "micro-batch's activations", "joint", 2,
+        {"pp": 2, "schedule": "gpipe", "m": 2, "bug": "stash_lifo"}),
+    "pp_tp_loss_scaled_twice": (
+        "AReaL PR #1273 (as pp_loss_scaled_twice), with tensor parallelism inside the stages",
+        "PP 2 x TP 2: each micro-batch loss divided by m in the loss function and the gradients "
+        "divided by m again by the schedule", "joint", 4,
+        {"pp": 2, "tp": 2, "schedule": "gpipe", "m": 2, "bug": "loss_scaled_twice"}),
+}
+
+
+def _pipeline_program(options, name):
+    from . import pipeline
+    return pipeline.PipelineProgram(name=name, **options)
+
+
+for _case, _options in PIPELINE.items():
+    _PROGRAMS[f"pipeline.{_case}"] = (lambda o=_options, c=_case: _pipeline_program(o, c))
+for _case, _entry in PIPELINE_BUGS.items():
+    _correct = {k: v for k, v in _entry[4].items() if k != "bug"}
+    _PROGRAMS[f"bug.{_case}.correct"] = (
+        lambda o=_correct, c=_case: _pipeline_program(o, f"{c}_correct"))
+    _PROGRAMS[f"bug.{_case}.buggy"] = (
+        lambda o=_entry[4], c=_case: _pipeline_program(o, f"{c}_buggy"))
+BUGS.update(PIPELINE_BUGS)
+
+
 def names():
     return sorted(_PROGRAMS)
 

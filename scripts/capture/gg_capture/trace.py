@@ -28,14 +28,18 @@ def default_finalize_grads(names, params, grads, tp):
             for p, g in zip(params, grads)]
 
 
-def out_of_place(gm):
+def out_of_place(gm, unread_views=False):
     """Rewrite in-place operators on graph-internal tensors (transformers' Mixtral router divides
     its top-k weights in place) as their out-of-place overloads: GraphGuard's graphs are value graphs.
     Later readers of the mutated tensor read the new node, views taken after the write included
     (spmd_types views the buffer it all-gathers into). A mutated input, or a tensor with a view
     taken before the write and read after it (it would observe the mutation), is refused rather
     than rewritten wrongly, and so is a write into a view (its base, and the base's other views,
-    would have to see it: value_graph functionalizes such a graph instead)."""
+    would have to see it: value_graph functionalizes such a graph instead). With unread_views, a
+    write into a view is rewritten too when nothing else of its storage (the base, the base's
+    other views) is read after the write, for callers that cannot functionalize: a pipeline
+    schedule's graph holds c10d transfers, and autograd accumulates a micro-batch's gradient into
+    the detached gradient of the one before (gg_capture/pipeline.py)."""
     order = {node: i for i, node in enumerate(gm.graph.nodes)}
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
@@ -49,7 +53,8 @@ def out_of_place(gm):
         target = node.args[0]
         aliased = _views_read_across(target, node, order)
         if (not base_name.endswith("_") or target.op != "call_function" or aliased
-                or _is_view(target)):
+                or (_is_view(target)
+                    and (not unread_views or _storage_read_after(target, node, order)))):
             raise ValueError(f"trace: cannot rewrite in-place {schema.name} on {target.name} "
                              f"(an input, a view, or a tensor with a view read after the write)")
         try:
@@ -160,6 +165,21 @@ def value_graph(gm, args=None):
         plain_strided_views(gm)
     drop_assertions(gm)
     return gm
+
+
+def _storage_read_after(view, node, order):
+    """Whether node, which writes the view `view`, writes an input's storage, or another alias of
+    view's storage than view and its own views (its base, the base's other views) is read after
+    node: then the write is not a value of its own."""
+    root = view
+    while _is_view(root):
+        root = root.args[0]
+    if root.op != "call_function":
+        return True
+    own = {view, *_views(view, node)}
+    at = order[node]
+    return any(order.get(u, -1) > at for alias in [root, *_views(root, node)] if alias not in own
+               for u in alias.users if u is not node)
 
 
 def _views_read_across(target, node, order):

@@ -55,7 +55,8 @@ std::vector<std::vector<int32_t>> CollectiveSequence(const ir::Program& program,
     if (node.kind != ir::NodeKind::kOperator) continue;
     const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
     if (info == nullptr || info->traits.collective == ir::CollectiveKind::kNone ||
-        info->traits.collective == ir::CollectiveKind::kWait) {
+        info->traits.collective == ir::CollectiveKind::kWait ||
+        ir::IsPointToPoint(info->traits.collective)) {
       continue;
     }
     std::string group;
@@ -356,6 +357,16 @@ CheckResult RunDistributedCheck(const ir::Graph& s_graph, const ir::Program& d_p
                      "D has " + std::to_string(d_program.world_size()) + " ranks but " +
                          std::to_string(size) + " MPI processes run the check (use mpirun -np " +
                          std::to_string(d_program.world_size()) + ")");
+  }
+  // A failed rank's peer would wait in MPI_Recv for ever: the no-hang protocol covers
+  // collectives only (every process sees the same program: no message).
+  if (!d_program.transfers.empty()) {
+    const ir::Transfer& t = d_program.transfers.front();
+    const ir::Graph& g = d_program.rank(t.src);
+    throw InputError(g.file, g.node(t.send).def_line,
+                     "check --distributed does not run point-to-point transfers (pipeline "
+                     "stages) yet: a failing rank would leave its peer waiting; run check "
+                     "without --distributed, which runs every rank in one process");
   }
   ProgramInputs inputs;
   CheckPlan plan;

@@ -1,5 +1,6 @@
 #include "runtime/mpi/mpi_collectives.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <stdexcept>
@@ -106,6 +107,7 @@ MpiCollectives::MpiCollectives(const ir::Program& program, MPI_Comm world, Mode 
 }
 
 MpiCollectives::~MpiCollectives() {
+  for (PendingSend& send : sends_) MPI_Wait(&send.request, MPI_STATUS_IGNORE);
   for (auto& [members, comm] : comms_) {
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
@@ -132,7 +134,39 @@ MPI_Comm MpiCollectives::GroupComm(const std::vector<int32_t>& members) const {
 at::Tensor MpiCollectives::Run(const RankCollective& call) {
   MPI_Comm comm = CommFor(call);
   int n = static_cast<int>(call.members.size());
+  if (ir::IsPointToPoint(call.kind)) return RunTransfer(call, comm);
   return mode_ == Mode::kNative ? RunNative(call, comm, n) : RunExact(call, comm, n);
+}
+
+at::Tensor MpiCollectives::RunTransfer(const RankCollective& call, MPI_Comm comm) {
+  auto peer = std::find(call.members.begin(), call.members.end(), call.peer);
+  if (peer == call.members.end() || call.peer == call.rank) {
+    throw std::invalid_argument("transfer to rank " + std::to_string(call.peer) +
+                                ", not another member of group '" + call.group + "'");
+  }
+  const int position = static_cast<int>(peer - call.members.begin());
+  constexpr int kTransferTag = 18;  // p2p messages only: collectives match separately
+  at::Tensor in = call.input.contiguous();
+  const int count = CountOf(in.numel(), "transfer");
+  if (call.kind == ir::CollectiveKind::kSend) {
+    // Sends that completed free their copies; this one is buffered until it does.
+    std::erase_if(sends_, [](PendingSend& send) {
+      int done = 0;
+      MPI_Test(&send.request, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+    PendingSend send{in.clone(), MPI_REQUEST_NULL};
+    CheckMpi(MPI_Isend(send.data.data_ptr(), count, WireType(in.scalar_type()), position,
+                       kTransferTag, comm, &send.request),
+             "MPI_Isend");
+    sends_.push_back(std::move(send));
+    return at::Tensor();
+  }
+  at::Tensor out = at::empty_like(in);
+  CheckMpi(MPI_Recv(out.data_ptr(), count, WireType(in.scalar_type()), position, kTransferTag, comm,
+                    MPI_STATUS_IGNORE),
+           "MPI_Recv");
+  return out;
 }
 
 at::Tensor MpiCollectives::RunNative(const RankCollective& call, MPI_Comm comm, int n) {
@@ -197,6 +231,8 @@ at::Tensor MpiCollectives::RunNative(const RankCollective& call, MPI_Comm comm, 
     }
     case ir::CollectiveKind::kWait:
       return in;
+    case ir::CollectiveKind::kSend:
+    case ir::CollectiveKind::kRecv:  // RunTransfer
     case ir::CollectiveKind::kNone:
       break;
   }

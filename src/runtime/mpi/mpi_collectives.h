@@ -8,6 +8,11 @@
 // sum may differ from the single-process reference in rounding order. kExactReference gathers
 // every member's input and computes runtime::RunCollective locally, so every rank's values are
 // bit-identical to ExecuteProgram's (at the price of n times the traffic).
+//
+// Point-to-point transfers (kSend, kRecv) are exact in both modes: a send is an MPI_Isend of a
+// copy of the tensor over the group's communicator (buffered, as the executor's model has it;
+// completed in the destructor), a receive an MPI_Recv from the peer; messages between two ranks
+// of one communicator match in order, as the loader pairs them.
 #pragma once
 
 #include <mpi.h>
@@ -53,12 +58,19 @@ class MpiCollectives {
   MPI_Comm CommFor(const RankCollective& call) const;
   at::Tensor RunNative(const RankCollective& call, MPI_Comm comm, int n);
   at::Tensor RunExact(const RankCollective& call, MPI_Comm comm, int n);
+  at::Tensor RunTransfer(const RankCollective& call, MPI_Comm comm);
+
+  struct PendingSend {
+    at::Tensor data;  // the copy MPI reads until the request completes
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
 
   MPI_Comm world_;
   Mode mode_;
   int rank_ = 0;
   int size_ = 0;
   std::map<std::vector<int32_t>, MPI_Comm> comms_;  // by the group's members, in group order
+  std::vector<PendingSend> sends_;                  // posted sends not yet known complete
 };
 
 // Runs this process's rank of the program (its MPI rank in collectives.world) with the MPI

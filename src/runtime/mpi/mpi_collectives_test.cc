@@ -2,7 +2,8 @@
 // the single-process reference collectives; a hand-built program with every collective kind and
 // a sub-group executed one rank per process against ExecuteProgram; GatherToRoot; and the shared
 // corpus's Megatron GPT layer-1 rank graphs (TP2 under 2 processes, TP4 under 4) at reduced batch
-// size against ExecuteProgram on the same inputs.
+// size against ExecuteProgram on the same inputs; a pipeline's stages with their point-to-point
+// transfers, one stage per process.
 #include "runtime/mpi/mpi_collectives.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/loader.h"
 #include "runtime/collectives.h"
 #include "util/diagnostic.h"
 
@@ -214,6 +216,36 @@ TEST(ExecuteRankDistributed, EveryKindAndASubGroupMatchExecuteProgram) {
       SCOPED_TRACE("output " + std::to_string(o));
       ExpectMatches(mine.outputs[o], reference[me].outputs[o], mode);
     }
+  }
+}
+
+// Point-to-point transfers: torch.distributed.pipelining's 1F1B schedule (tests/pipeline, forward
+// and backward, PP = the number of processes), one stage per process, each send an MPI_Isend and
+// each receive an MPI_Recv: every rank's loss or gradients equal ExecuteProgram's bit for bit
+// (transfers copy values; the stages hold no collective).
+TEST(ExecuteRankDistributed, PipelineTransfersMatchExecuteProgram) {
+  const int world = WorldSize(), me = WorldRank();
+  const std::string dist = std::string(GG_SOURCE_DIR) + "/tests/pipeline/pp" +
+                           std::to_string(world) + "_1f1b/joint/dist.json";
+  if (!std::filesystem::exists(dist)) GTEST_SKIP() << "no pipeline case of " << world << " ranks";
+  ir::Program program = frontend::LoadProgram({dist});
+  ASSERT_FALSE(program.transfers.empty());
+  std::vector<GraphInputs> inputs(world);
+  for (int r = 0; r < world; ++r) {
+    const ir::Graph& g = program.rank(r);
+    at::Generator gen = at::detail::createCPUGenerator(77 + static_cast<uint64_t>(r));
+    for (ir::NodeId id : g.inputs) {
+      std::vector<int64_t> sizes;
+      for (const ir::Dim& d : g.node(id).outputs[0].type->shape) sizes.push_back(d.value());
+      inputs[r].inputs.push_back(at::randn(sizes, gen, at::kDouble).to(at::kFloat));
+    }
+  }
+  std::vector<ExecutionResult> reference = ExecuteProgram(program, inputs);
+  MpiCollectives mpi(program, MPI_COMM_WORLD, Mode::kNative);
+  ExecutionResult mine = ExecuteRankDistributed(program, inputs[me], mpi);
+  ASSERT_EQ(mine.outputs.size(), reference[me].outputs.size());
+  for (size_t o = 0; o < mine.outputs.size(); ++o) {
+    EXPECT_TRUE(at::equal(mine.outputs[o], reference[me].outputs[o])) << "output " << o;
   }
 }
 
