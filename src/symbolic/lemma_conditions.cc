@@ -1168,6 +1168,42 @@ bool ClampSpansKeptIds(const EGraph& g, const Bindings& b) {
   return true;
 }
 
+// (masked_fill ?x (concat ?d ?ys...) ?v): the mask split along its dim ?d, ?x whole there (the
+// mask broadcasts into ?x, right-aligned, and spans ?x's dim along ?d): the pieces masked one by
+// one, cat(d', masked_fill(x[o_i : o_i + n_i], y_i, v) ...) along ?x's own copy d' of the dim
+// (a loss gradient broadcast over the tokens, masked with the token shards' ignore masks).
+std::optional<ClassId> MaskedFillConcatMask(EGraph& g, const Bindings& b) {
+  ClassId x = b.Var("x");
+  const auto& ys = b.List("ys");
+  auto sx = ShapeOf(g, x);
+  auto first = ys.empty() ? std::nullopt : ShapeOf(g, ys.front());
+  if (!sx || !first || ys.size() < 2 || first->size() > sx->size()) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), first->size());
+  if (!d) return std::nullopt;
+  const size_t shift = sx->size() - first->size();
+  const size_t dx = static_cast<size_t>(*d) + shift;
+  const OpId masked_fill = *Lang().ops().Find("masked_fill");
+  std::vector<ClassId> pieces{AddNum(g, static_cast<int64_t>(dx))};
+  int64_t offset = 0;
+  for (ClassId y : ys) {
+    auto sy = ShapeOf(g, y);
+    if (!sy || sy->size() != first->size()) return std::nullopt;
+    for (size_t k = 0; k < sy->size(); ++k) {  // y broadcasts into its slice of x
+      if (k != static_cast<size_t>(*d) && (*sy)[k] != 1 && (*sy)[k] != (*sx)[k + shift]) {
+        return std::nullopt;
+      }
+    }
+    const int64_t n = (*sy)[*d];
+    ClassId piece =
+        AddOp(g, Lang().slice,
+              {x, AddNum(g, static_cast<int64_t>(dx)), AddNum(g, offset), AddNum(g, offset + n)});
+    pieces.push_back(AddOp(g, masked_fill, {piece, y, b.Var("v")}));
+    offset += n;
+  }
+  if (offset != (*sx)[dx]) return std::nullopt;  // the mask broadcasts along d: not split there
+  return AddOp(g, Lang().concat, std::move(pieces));
+}
+
 // ---- lookups of split weights (embedding on a dim other than the rows) ------------------------
 
 // The dim of a lookup's result [ids..., w[1:]...] that dim ?d of the weight w becomes:
@@ -2318,6 +2354,7 @@ ApplierTable BuildAppliers() {
   t.Add("vocab-parallel-pick", VocabParallelPick);
   t.Add("pick-of-class-concat", PickOfClassConcat);
   t.Add("masked-offset-ids", MaskedOffsetIds);
+  t.Add("masked-fill-concat-mask", MaskedFillConcatMask);
   t.Add("slice-of-add-bcast", SliceOfAddBcast);
   t.Add("transpose-of-merge-reshape", TransposeOfMergeReshape);
   t.Add("bmm-of-merged-batch", BmmOfMergedBatch);

@@ -2,13 +2,14 @@
 # capture_bugs: the bug benchmark (tests/bugs, tests/bugs/README.md) gives the verdicts its
 # manifest records — the symbolic engine alone (verify --no-numeric): correct versions REFINES,
 # buggy versions UNKNOWN where the proof stops, each with verify's first line (the reason) — and,
-# with .venv (torch), regenerating one case gives byte-identical files (and, with megatron-core
-# installed, one real megatron-core case, its code monkeypatched while the buggy variant is traced).
+# with .venv (torch), regenerating two cases gives byte-identical files (one over a 2 x 2 mesh of
+# process groups) and, with megatron-core installed, two real megatron-core cases (its code
+# monkeypatched while the buggy variant is traced; the fix monkeypatched in the correct one).
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
-# one of them on real torchtitan, one a pipeline (the whole columns: make_bugs.py --checks
-# GRAPHGUARD --check).
+# on real torchtitan and real megatron-core too, one of them a pipeline (the whole columns:
+# make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
@@ -20,7 +21,7 @@ if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
-    --only pp_stash_wrong_micro_batch
+    --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi
@@ -30,13 +31,19 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_bugs: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-"$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only missing_rowparallel_allreduce 2>/dev/null
-diff -r "$ROOT/tests/bugs/missing_rowparallel_allreduce" "$TMP/bugs/missing_rowparallel_allreduce"
-echo "capture_bugs: regenerated missing_rowparallel_allreduce byte-identical"
+"$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only missing_rowparallel_allreduce \
+  --only sglang_31699_dp_gather_partial 2>/dev/null
+for case in missing_rowparallel_allreduce sglang_31699_dp_gather_partial; do
+  diff -r "$ROOT/tests/bugs/$case" "$TMP/bugs/$case"
+done
+echo "capture_bugs: regenerated missing_rowparallel_allreduce, sglang_31699_dp_gather_partial (a dp x tp mesh) byte-identical"
 if "$PY" -c 'import megatron.core' 2>/dev/null; then
-  "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only mcore_ce_vocab_offset 2>/dev/null
-  diff -r "$ROOT/tests/bugs/mcore_ce_vocab_offset" "$TMP/bugs/mcore_ce_vocab_offset"
-  echo "capture_bugs: regenerated mcore_ce_vocab_offset (real megatron-core, patched) byte-identical"
+  "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only mcore_ce_vocab_offset \
+    --only mcore_7452_cross_attention_tp_group 2>/dev/null
+  for case in mcore_ce_vocab_offset mcore_7452_cross_attention_tp_group; do
+    diff -r "$ROOT/tests/bugs/$case" "$TMP/bugs/$case"
+  done
+  echo "capture_bugs: regenerated mcore_ce_vocab_offset (real megatron-core, patched), mcore_7452_cross_attention_tp_group (as released; the fix patched) byte-identical"
 else
-  echo "capture_bugs: megatron-core not installed: mcore_ce_vocab_offset not regenerated"
+  echo "capture_bugs: megatron-core not installed: mcore_ce_vocab_offset, mcore_7452_cross_attention_tp_group not regenerated"
 fi

@@ -9,7 +9,9 @@
 #      with the example inputs, functionalized: the value graph computes what the program does;
 #   3. a runtime assertion (torch._assert_async, torchtitan's RoPE position check) is dropped with
 #      the computation only it reads;
-#   4. shims/functional_dist.py's all_reduce writes the functional collective's value in place.
+#   4. shims/functional_dist.py's all_reduce writes the functional collective's value in place,
+#      and like torch.distributed.all_reduce passes a gradient through unreduced (a joint trace
+#      holds the forward's all_reduce only).
 # Laptop mode (no .venv with torch) skips, and says so.
 set -euo pipefail
 ROOT=$2
@@ -96,6 +98,15 @@ with fakedist.fake_world(2, 0):
     names = ops(gm)
     assert "_c10d_functional.all_reduce.default" in names and not any(
         o.endswith("_") or o.endswith("_.default") for o in names), names
+
+    def reduced_grad(x):
+        x = x.detach().requires_grad_()
+        y = x * 2
+        functional_dist.all_reduce(y, group=dist.group.WORLD)
+        return torch.autograd.grad((y * 3).sum(), x)
+
+    names = ops(make_fx(reduced_grad)(torch.randn(3)))
+    assert names.count("_c10d_functional.all_reduce.default") == 1, names
 print("capture_value_graph: in-place writes as values, early views and writes into views refused "
-      "(functionalized with example inputs), assertions dropped")
+      "(functionalized with example inputs), assertions dropped, all_reduce's gradient unreduced")
 PYEOF

@@ -1,5 +1,6 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt, torchtitan_llama
+from .models import (dp_attention, dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt,
+                     torchtitan_llama, ulysses)
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -108,6 +109,43 @@ BUGS = {
         "the attention output shifted by its row max taken on each rank's partial sums before "
         "the all-reduce", "fwd", 2,
         {"program": "torchtitan", "patch": "max_shift", "bug": "before_reduction"}),
+    # ---- DeepSpeed-Ulysses sequence parallelism (models/ulysses.py: the project's own layer;
+    # DeepSpeed is not installed and neither real library has Ulysses attention on the CPU) ----
+    "deepspeed_5664_a2a_reshape": (
+        "DeepSpeed PR #5664 (the reshape after the sequence-parallel all-to-all corrupted Q, K "
+        "and V)",
+        "the all-to-all that scatters the sequence back puts its rank axis before the batch, so "
+        "with a batch of 2 the reshape into heads interleaves batch rows and head groups",
+        "fwd", 2, {"program": "ulysses", "bug": "a2a_heads_batch_mixed"}),
+    "deepspeed_5248_sp_grad_scale": (
+        "DeepSpeed issue #5248 (Ulysses sequence-parallel gradients scaled by the SP size)",
+        "each rank back-propagates the mean loss of its sequence chunk, not its share of the "
+        "sequence's mean (divided by the SP size), and the gradients are summed over the "
+        "sequence ranks: SP times the gradient", "joint", 2,
+        {"program": "ulysses", "bug": "chunk_mean_loss"}),
+    # ---- SGLang's data-parallel attention with an expert-parallel MoE (models/dp_attention.py:
+    # the project's own layer; SGLang is not installed, neither real library has DP attention),
+    # 4 ranks: 2 DP groups x attention TP 2 ----
+    "sglang_31699_dp_gather_partial": (
+        "SGLang issue #31699 (DeepSeek-V4 DP attention: dp_gather_partial used where the data is "
+        "already replicated)",
+        "the attention output, all-reduced over the attention-TP group, is gathered for the MoE "
+        "with dp_gather_partial, whose reduce-scatter over the attention-TP group sums the "
+        "replicas: attn_tp times the hidden states", "fwd", 4,
+        {"program": "dp_attention", "bug": "dp_gather_partial"}),
+    "sglang_31475_shared_expert_ep": (
+        "SGLang issue #31475 (SGLANG_SHARED_EXPERT_TP1 with EP and DP attention: the shared "
+        "expert amplified by ep_size)",
+        "the replicated shared expert's output is added to every rank's routed partial sum "
+        "before the reduce-scatter that replaces the MoE all-reduce: R + ep_size * S", "fwd", 4,
+        {"program": "dp_attention", "bug": "shared_before_reduce"}),
+    "sglang_20492_gather_tp_group": (
+        "SGLang PR #20492 (DeepSeek EAGLE3 under DP attention: all-gather on the TP group "
+        "instead of the attention-TP group)",
+        "the vocabulary-parallel LM head's logits all-gathered over the whole TP group instead "
+        "of the attention-TP group, then cut to the vocabulary size: every DP group gets the "
+        "first group's logits", "fwd", 4,
+        {"program": "dp_attention", "bug": "lm_head_tp_gather"}),
 }
 
 
@@ -127,7 +165,8 @@ CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
 
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
-# while it is traced (patch: a function of models/megatron_core.py).
+# while it is traced (patch: a function of models/megatron_core.py); or megatron-core as
+# released is the buggy variant and the correct one has the fix monkeypatched (fix).
 MCORE_BUGS = {
     "mcore_7452_gathered_logits_loss": (
         "Megatron-LM issue #7452 finding 2 (GPTModel's labels path with gathered logits: loss = "
@@ -151,6 +190,28 @@ MCORE_BUGS = {
         "vocabulary range), on megatron-core's own cross entropy",
         "every rank masks the targets with the first shard's range [0, V/TP)", "fwd", 2,
         {"patch": megatron_core.cross_entropy_rank0_vocab_range}),
+    # factory: a factory of models/megatron_core.py around the example's (build_policy: the
+    # GPTModel's logits under a GRPO policy loss)
+    "swift_9947_logps_no_autograd": (
+        "ms-swift PR #9947 (Megatron GRPO: vocabulary-parallel log-probabilities summed with a "
+        "torch.distributed.all_reduce, which has no autograd formula)",
+        "the labels' log-probabilities over the sharded vocabulary reduced with "
+        "torch.distributed.all_reduce: right values, but a shard that does not own a token's "
+        "label gets no gradient from it (the correct version: megatron's "
+        "vocab_parallel_cross_entropy, as ms-swift since the fix)", "joint", 2,
+        {"factory": megatron_core.build_policy,
+         "patch": megatron_core.logps_all_reduce_without_autograd}),
+    # program: megatron-core's CrossAttention alone, with a ProcessGroupCollection of its own
+    # (models/megatron_core.py's build_cross_attention), 4 ranks
+    "mcore_7452_cross_attention_tp_group": (
+        "Megatron-LM issue #7452 (finding: CrossAttention builds linear_q and linear_kv without "
+        "its pg_collection's tensor-parallel group), in megatron-core 0.19.2 as released",
+        "a CrossAttention given its own tensor-parallel group ([0, 2], [1, 3]) gathers its "
+        "sequence-parallel queries' and keys' inputs over megatron's global one ([0, 1], "
+        "[2, 3]), mixing replicas, and shards their weights by it (the correct version passes "
+        "the group, as the fix does)", "fwd", 4,
+        {"program": megatron_core.MegatronCoreCrossAttention,
+         "fix": megatron_core.cross_attention_tp_group}),
 }
 BUGS.update(MCORE_BUGS)
 
@@ -161,8 +222,10 @@ def mcore_bug_program(case, buggy):
     if buggy:
         config.update(opts.get("buggy_config", {}))
     name = f"{case}_{'buggy' if buggy else 'correct'}"
-    return megatron_core.MegatronCoreBug(name, patch=opts.get("patch") if buggy else None,
-                                        **config)
+    patch = opts.get("patch") if buggy else opts.get("fix")
+    if "program" in opts:  # a program class of models/megatron_core.py with its own factory
+        return opts["program"](name, patch=patch, **config)
+    return megatron_core.MegatronCoreBug(name, patch=patch, factory=opts.get("factory"), **config)
 
 
 def bug_program(case, buggy):
@@ -174,6 +237,10 @@ def bug_program(case, buggy):
     program = opts.pop("program", None)
     if program == "megatron_cp":
         return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+    if program == "ulysses":
+        return ulysses.Ulysses(bug=bug if buggy else None, name=name, **opts)
+    if program == "dp_attention":
+        return dp_attention.DPAttention(bug=bug if buggy else None, name=name, **opts)
     if program == "torchtitan":
         return torchtitan_llama.TorchtitanLlama(name, bug=bug if buggy else None, **opts)
     sp = opts.pop("sp", False)

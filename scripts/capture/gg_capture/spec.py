@@ -17,6 +17,17 @@ def mesh_line(pieces):
     return f"mesh pieces = min(world, {pieces}), replicas = world / min(world, {pieces})"
 
 
+def mesh_of(placement):
+    """The `mesh` statement a placement is written over: a grouped one's (mesh_line), a "mesh"
+    one's axes (("mesh", ((axis, size), ...), (per-axis placement, ...)): the ranks laid out
+    row-major over the axes, the last varying fastest); None for the others."""
+    if placement[0] in GROUPED:
+        return mesh_line(placement[2])
+    if placement[0] == "mesh":
+        return "mesh " + ", ".join(f"{axis} = {size}" for axis, size in placement[1])
+    return None
+
+
 def rule(placement):
     kind = placement[0]
     if kind == "replicate":
@@ -37,6 +48,8 @@ def rule(placement):
         return f"placements(shard({placement[1]}), replicate)"
     if kind == "grouped-partial":
         return f"placements(shard({placement[1]}), partial)"
+    if kind == "mesh":  # one placement per mesh axis (replicate, partial or shard(d))
+        return "placements(" + ", ".join(rule(p) for p in placement[2]) + ")"
     raise ValueError(f"unknown placement {placement}")
 
 
@@ -48,19 +61,26 @@ def spec_text(title, traced_rank0):
         ranks = ", ".join(str(r) for r in traced_rank0.spec_group)
         lines += ["// S is compared with the first tensor-parallel group (ranks of one replica)",
                   f"group tp = [{ranks}]", ""]
-    mesh = None  # the pieces of the mesh statement in force
+    mesh = None  # the mesh statement in force
 
     def add(statement, place):
         nonlocal mesh
-        if place[0] in GROUPED and place[2] != mesh:
-            mesh = place[2]
-            lines.append(mesh_line(mesh))
+        line = mesh_of(place)
+        if line is not None and line != mesh:
+            mesh = line
+            lines.append(mesh)
         lines.append(f"{statement} = {rule(place)}")
 
     for name in traced_rank0.input_names:
         add(f"input {name}",
             traced_rank0.param_placements.get(name) or traced_rank0.data_placements[name])
     lines.append("")
+    if getattr(traced_rank0, "output_group", None):
+        # outputs compared on these ranks (one replica), inputs placed over every rank
+        ranks = ", ".join(str(r) for r in traced_rank0.output_group)
+        lines += ["// the outputs are compared on one replica's ranks",
+                  f"group compared = [{ranks}]"]
+        mesh = None
     for k, place in enumerate(traced_rank0.output_placements):
         add(f"output #{k}", place)
     return "\n".join(lines) + "\n"

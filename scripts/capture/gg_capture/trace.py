@@ -527,9 +527,12 @@ def _trace(program, tp, mode, groups, rank=0):
     if mode == "fwd":
         out_places = program.output_placements()
     else:
-        out_places = [("replicate",)] + [grad_placement(p, n) for n, p in named]
+        # the loss as the program places its first output (replicated, or a rank's share of
+        # it: partial), then the gradients
+        out_places = [program.output_placements()[0]] + [grad_placement(p, n) for n, p in named]
     traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
     traced.spec_group = getattr(program, "spec_group", None)
+    traced.output_group = getattr(program, "output_group", None)
     return traced
 
 

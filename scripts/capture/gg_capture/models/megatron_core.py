@@ -8,12 +8,16 @@ traced (MegatronCoreBug.patches; make_bugs.py enters them around the traces)."""
 import contextlib
 import inspect
 import os
+import sys
+
+import torch
 
 from .. import api
 from ..factory import load_factory
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 4,
                        "examples", "megatron_core", "gpt.py")
+EXAMPLE_REF = "examples/megatron_core/gpt.py:build"
 PLAN = ("megatron-core GPTModel (get_gpt_layer_local_spec) with its own tensor-parallel layers "
         "and vocab-parallel cross entropy, set up by the user factory "
         "examples/megatron_core/gpt.py:build; megatron-core {version}")
@@ -25,13 +29,19 @@ def version():
 
 
 class MegatronCoreGPT(api.UserProgram):
-    """examples/megatron_core/gpt.py:build with config overrides (sp, heads, hidden, ...)."""
+    """examples/megatron_core/gpt.py:build with config overrides (sp, heads, hidden, ...), or
+    another factory of this module around it (`factory`, e.g. build_policy)."""
 
-    def __init__(self, name, degrees=(2, 4), **config):
-        super().__init__(load_factory(os.path.normpath(EXAMPLE) + ":build"), config,
-                         mode=None, ref="examples/megatron_core/gpt.py:build")
+    def __init__(self, name, degrees=(2, 4), factory=None, **config):
+        if factory is None:
+            factory, ref = load_factory(os.path.normpath(EXAMPLE) + ":build"), EXAMPLE_REF
+        else:
+            ref = f"{__name__}:{factory.__name__}"
+        super().__init__(factory, config, mode=None, ref=ref)
         self.name, self.degrees = name, tuple(degrees)
         self.plan = PLAN.format(version=version())
+        if ref != EXAMPLE_REF:
+            self.plan += f", its GPTModel's logits under {ref}'s loss"
 
     def describe(self):
         """The factory's whole configuration: its defaults with this program's overrides."""
@@ -112,3 +122,216 @@ def cross_entropy_rank0_vocab_range():
             return 0, per_partition_vocab_size
 
     return {(cross_entropy, "VocabUtility"): FirstShardRange}
+
+
+# ---- a policy-gradient loss on megatron-core's logits (ms-swift's Megatron GRPO) ---------------
+
+def token_logps(logits, labels):
+    """log p(label) per token from vocabulary-parallel logits [b, s, V/TP], as ms-swift's
+    Megatron GRPO computes them since its PR #9947: megatron's vocab_parallel_cross_entropy
+    (whose hand-written backward gives every vocabulary shard its softmax gradient), negated."""
+    from megatron.core import tensor_parallel
+    return -tensor_parallel.vocab_parallel_cross_entropy(logits, labels)
+
+
+class PolicyLoss(torch.nn.Module):
+    """The policy term of a GRPO step with unit advantages: minus the mean log-probability of the
+    labels under megatron-core's GPTModel, from its logits (labels=None: [b, s, V/TP], the
+    vocabulary sharded over TP) by this module's token_logps (which a bug case replaces)."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, input_ids, position_ids, labels):
+        logits = self.gpt(input_ids, position_ids, None)
+        return -token_logps(logits, labels).mean()
+
+
+def build_policy(tp, **config):
+    """A gg_capture factory: the example's GPTModel (examples/megatron_core/gpt.py:build, with
+    its config) under PolicyLoss, with the example's inputs."""
+    model, inputs = load_factory(os.path.normpath(EXAMPLE) + ":build")(tp, **config)
+    return PolicyLoss(model.gpt), inputs
+
+
+def logps_all_reduce_without_autograd():
+    """ms-swift's vocabulary-parallel log-probabilities before its PR #9947 (own code, the same
+    computation): a log-softmax over the sharded vocabulary whose max and sum of exps are
+    reduced with torch.distributed.all_reduce, the label's entry gathered on the shard that
+    owns it (zero elsewhere) and summed with another all_reduce. The values are right; the
+    gradient is not: torch.distributed.all_reduce has no autograd formula (the gradient passes
+    through it unreduced), so a shard that does not own a token's label gets no gradient from
+    that token: its softmax term reaches the loss only through the owner's all_reduce."""
+    import torch.distributed as dist
+    from megatron.core import parallel_state
+
+    def logps(logits, labels):
+        if parallel_state.get_tensor_model_parallel_world_size() == 1:
+            picked = torch.log_softmax(logits, dim=-1).gather(-1, labels.unsqueeze(-1))
+            return picked.squeeze(-1)
+        group = parallel_state.get_tensor_model_parallel_group()
+        top = logits.max(dim=-1, keepdim=True)[0]
+        dist.all_reduce(top, op=dist.ReduceOp.MAX, group=group)
+        sum_exp = torch.exp(logits - top).sum(dim=-1, keepdim=True)
+        dist.all_reduce(sum_exp, op=dist.ReduceOp.SUM, group=group)
+        log_probs = logits - top - torch.log(sum_exp)
+        per = logits.shape[-1]
+        start = parallel_state.get_tensor_model_parallel_rank() * per
+        owned = (labels >= start) & (labels < start + per)
+        local = (labels - start).clamp(min=0, max=per - 1)
+        picked = log_probs.gather(-1, local.unsqueeze(-1)).squeeze(-1) * owned.float()
+        dist.all_reduce(picked, op=dist.ReduceOp.SUM, group=group)
+        return picked
+
+    return {(sys.modules[__name__], "token_logps"): logps}
+
+
+# ---- megatron-core's CrossAttention over an explicit tensor-parallel group (Megatron-LM #7452) --
+
+class CrossAttentionOutput(torch.nn.Module):
+    """megatron-core's CrossAttention: the queries from `hidden`, keys and values from `context`
+    (both [s, b, h], on sequence shards under sequence parallelism), the output with its bias."""
+
+    def __init__(self, attention):
+        super().__init__()
+        self.attention = attention
+
+    def forward(self, hidden, context, attention_mask):
+        out, bias = self.attention(hidden, attention_mask, key_value_states=context)
+        return out if bias is None else out + bias
+
+
+def build_cross_attention(tp, module_tp=2, hidden=32, heads=4, seq=8, batch=1):
+    """A gg_capture factory: megatron-core's CrossAttention (the local spec's column- and
+    row-parallel linears, DotProductAttention) with sequence parallelism, given its own
+    ProcessGroupCollection, as a model whose modules use process groups of their own does (a
+    multimodal or encoder-decoder model in which this module's parallelism differs from the
+    global one): over W = tp.size ranks, megatron's global (MPU) tensor-parallel groups are
+    consecutive ranks ([0, 1], [2, 3] at W = 4), the module's are strided ([0, 2], [1, 3]). Rank r
+    is the module's tensor-parallel rank r // (W / module_tp) and holds that sequence chunk of the
+    inputs (replicas of one another over the other axis). Parameters are placed over the mesh
+    tp x dp of those two kinds of group by the group their own layer uses (mesh_placements)."""
+    import torch.distributed as dist
+    from megatron.core import parallel_state
+    from megatron.core.process_groups_config import ProcessGroupCollection
+    from megatron.core.tensor_parallel import (ColumnParallelLinear, RowParallelLinear,
+                                               model_parallel_cuda_manual_seed)
+    from megatron.core.transformer import TransformerConfig
+    from megatron.core.transformer.attention import CrossAttention, CrossAttentionSubmodules
+    from megatron.core.transformer.dot_product_attention import DotProductAttention
+    from megatron.core.transformer.enums import AttnMaskType
+    world = tp.size
+    mtp = module_tp if world > 1 else 1
+    replicas = world // mtp
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=mtp)
+    model_parallel_cuda_manual_seed(0)
+    rank = tp.rank
+    if world > 1:  # every rank creates every group, in the same order
+        strided = [dist.new_group(list(range(i, world, replicas))) for i in range(replicas)]
+        group = strided[rank % replicas]
+    else:
+        group = parallel_state.get_tensor_model_parallel_group()
+    pg = ProcessGroupCollection(tp=group, cp=parallel_state.get_context_parallel_group())
+    config = TransformerConfig(num_layers=1, hidden_size=hidden, num_attention_heads=heads,
+                               tensor_model_parallel_size=mtp, sequence_parallel=mtp > 1,
+                               use_cpu_initialization=True)
+    submodules = CrossAttentionSubmodules(
+        linear_q=ColumnParallelLinear, linear_kv=ColumnParallelLinear,
+        core_attention=DotProductAttention, linear_proj=RowParallelLinear)
+    model = CrossAttentionOutput(CrossAttention(config, submodules, layer_number=1,
+                                                attn_mask_type=AttnMaskType.padding,
+                                                pg_collection=pg))
+    if world > 1:
+        mesh_placements(model, (("tp", mtp), ("dp", replicas)))
+    g = torch.Generator().manual_seed(1)
+    full_hidden, full_context = (torch.randn(seq, batch, hidden, generator=g) for _ in range(2))
+    mask = torch.zeros(batch, 1, seq, seq, dtype=torch.bool)
+    n, chunk = seq // mtp, rank // replicas
+    return model, {"hidden": full_hidden.narrow(0, chunk * n, n).clone(),
+                   "context": full_context.narrow(0, chunk * n, n).clone(),
+                   "attention_mask": mask}
+
+
+def mesh_placements(model, mesh):
+    """Place every parameter over `mesh` (((axis, size), ...), ranks row-major): a parameter of
+    a megatron tensor-parallel layer is sharded (its partition_dim) over the mesh axis whose
+    groups are its layer's tp_group, replicated over the others; the others are replicated."""
+    import torch.distributed as dist
+    from .. import tp as tpmod
+    sizes = [size for _, size in mesh]
+    rank = dist.get_rank()
+
+    def axis_of(group):
+        """The mesh axis along which this rank's group varies."""
+        members = sorted(dist.get_process_group_ranks(group))
+        for k in range(len(mesh)):
+            stride = 1
+            for size in sizes[k + 1:]:
+                stride *= size
+            base = rank - (rank // stride % sizes[k]) * stride
+            if members == [base + i * stride for i in range(sizes[k])]:
+                return k
+        raise ValueError(f"mesh_placements: group {members} is no axis of the mesh {mesh}")
+
+    for module in model.modules():
+        for param in module.parameters(recurse=False):
+            per_axis = [("replicate",)] * len(mesh)
+            if getattr(param, "tensor_model_parallel", False):
+                per_axis[axis_of(module.tp_group)] = ("shard", param.partition_dim)
+            tpmod.place(param, "mesh", mesh, tuple(per_axis))
+
+
+def cross_attention_tp_group():
+    """The fix of Megatron-LM #7452's cross-attention finding (as in PR #7190): CrossAttention
+    builds linear_q and linear_kv with its pg_collection's tensor-parallel group, as
+    SelfAttention builds linear_qkv (megatron-core 0.19.2 passes none: they take the global
+    one)."""
+    import dataclasses
+    import functools
+    from megatron.core.transformer import attention
+    init = attention.CrossAttention.__init__
+
+    def patched(self, config, submodules, *args, pg_collection=None, **kwargs):
+        if pg_collection is not None:
+            submodules = dataclasses.replace(
+                submodules,
+                linear_q=functools.partial(submodules.linear_q, tp_group=pg_collection.tp),
+                linear_kv=functools.partial(submodules.linear_kv, tp_group=pg_collection.tp))
+        init(self, config, submodules, *args, pg_collection=pg_collection, **kwargs)
+
+    return {(attention.CrossAttention, "__init__"): patched}
+
+
+class MegatronCoreCrossAttention(MegatronCoreBug):
+    """build_cross_attention as a bug-benchmark program: its inputs [s, b, h] on sequence shards
+    over the module's tensor-parallel axis of the mesh, replicated over the other; its output
+    compared on the first replica (the module's tensor-parallel group [0, W / module_tp, ...]):
+    the other replicas compute the same from the same inputs. (With a batch split over the
+    replicas instead, S's [s * b, h] rows interleave the replicas' pieces, which no lemma relates
+    to their products yet.)"""
+
+    def __init__(self, name, patch=None, **config):
+        super().__init__(name, patch=patch, factory=build_cross_attention, **config)
+        self.module_tp = config.get("module_tp", 2)
+        self.plan = (f"megatron-core {version()} CrossAttention (the local spec's linears, "
+                     "DotProductAttention) with sequence parallelism over a ProcessGroupCollection "
+                     "of its own, strided groups against megatron's consecutive global ones "
+                     "(scripts/capture/gg_capture/models/megatron_core.py:build_cross_attention)")
+        self._world = 1
+
+    def build(self, tp):
+        self._world = tp.size
+        replicas = tp.size // self.module_tp
+        self.output_group = list(range(0, tp.size, replicas)) if tp.size > 1 else None
+        return super().build(tp)
+
+    def data_placement(self, name):
+        if self._world == 1:
+            return ("replicate",)
+        mesh = (("tp", self.module_tp), ("dp", self._world // self.module_tp))
+        first = ("replicate",) if name == "attention_mask" else ("shard", 0)
+        return ("mesh", mesh, (first, ("replicate",)))
+
+    def output_placements(self):
+        return [("shard", 0)]  # over output_group

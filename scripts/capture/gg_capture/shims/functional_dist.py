@@ -5,7 +5,8 @@ reduce_scatter_tensor(out, t), which make_fx records as c10d.allreduce_ & co.: n
 and GraphGuard reads _c10d_functional. Each function here has the same signature and computes the
 functional collective, then copy_'s it into the destination, which trace.out_of_place turns into
 a value (aten.copy). async_op=True gets a handle whose wait() is a no-op (the value is in place
-already). A group of one rank emits no collective (the sequential program S has none).
+already). A group of one rank emits no collective (the sequential program S has none). As
+c10d's does, all_reduce passes a gradient through unreduced (_ReducedValueOnly).
 module() is torch.distributed with these in place of its own, for libraries that take a dist
 module (spmd_types.set_dist); shims/megatron.py installs them into megatron-core.
 """
@@ -54,11 +55,33 @@ def _gather(x, dim, group):
     return gather(x.contiguous(), dim, group)
 
 
+class _ReducedValueOnly(torch.autograd.Function):
+    """The functional all_reduce with torch.distributed.all_reduce's gradient: c10d's in-place
+    collective has no autograd formula, so autograd passes the gradient through it unchanged
+    (the value is reduced, its gradient is not; torch warns "an autograd kernel was not
+    registered"). The functional collective's own derivative all-reduces the gradient, which
+    would trace a program that calls torch.distributed.all_reduce on a tensor that needs a
+    gradient (ms-swift's vocabulary-parallel log-probabilities before its PR #9947) as one that
+    it is not."""
+
+    @staticmethod
+    def forward(ctx, tensor, op, group):
+        import torch.distributed._functional_collectives as fc
+        return fc.all_reduce(tensor, op, group)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None
+
+
 def all_reduce(tensor, op=None, group=None, async_op=False):
     import torch.distributed._functional_collectives as fc
     group, size = _group(group)
     if size > 1:
-        tensor.copy_(fc.all_reduce(tensor, _op_name(op), group))
+        if torch.is_grad_enabled() and tensor.requires_grad:
+            tensor.copy_(_ReducedValueOnly.apply(tensor, _op_name(op), group))
+        else:
+            tensor.copy_(fc.all_reduce(tensor, _op_name(op), group))
     return _handle(async_op)
 
 
