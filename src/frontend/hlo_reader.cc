@@ -1855,50 +1855,40 @@ class Builder {
       if (!op) return Opaque(original);
       started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_reduce",
                      {x, std::string(op), group}, {}, out);
-    } else if (exchanged) {
-      // Member i's block j goes to member j, which concatenates the blocks in member order: in
-      // rank order, all_to_all_single's equal-split exchange along dim 0; another dimension is
-      // swapped with dim 0 for it and back after (a transpose, whose lemmas move concats and
-      // slices, and which undoes itself).
-      if (!ascending) return Opaque(original);
-      const int64_t d = *exchanged;
-      if (out.shape[d].value() % size != 0) {
-        Fail(in, "dimension " + std::to_string(d) + " (" + std::to_string(out.shape[d].value()) +
-                     ") does not split into the group's " + std::to_string(size) + " members");
-      }
-      if (d != 0) {
-        x = Emit(in, in.hlo_name + "_swap", "aten::transpose.int", {x, int64_t{0}, d}, {},
-                 std::nullopt);
-      }
-      const ir::TensorType& moved = graph_.type(x);
-      started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_to_all_single",
-                     {x, ir::Value(ir::None{}), ir::Value(ir::None{}), group}, {}, moved);
-      if (d == 0) {
-        return One(Emit(in, in.hlo_name, "_c10d_functional::wait_tensor", {started}, {}, out));
-      }
-      const ir::TensorRef waited =
-          Emit(in, in.hlo_name + "_wait", "_c10d_functional::wait_tensor", {started}, {}, moved);
-      return One(Emit(in, in.hlo_name, "aten::transpose.int", {waited, int64_t{0}, d}, {}, out));
     } else {
-      // In rank order only: the registry's collectives gather and scatter so, along dim 0; another
-      // dimension d (jax's sequence-sharded activations gathered on dim 1) is swapped with dim 0
-      // around it, as for all-to-all (gathering the swapped blocks along dim 0 is swapping the
-      // blocks gathered along d). An asynchronous one stays along dim 0.
-      const std::vector<int64_t> dims = IntList(in, "dimensions", true);
-      const int64_t rank = static_cast<int64_t>(out.shape.size());
-      if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank || !ascending ||
-          (async && dims[0] != 0)) {
-        return Opaque(original);
+      // In rank order only: the registry's collectives exchange, gather and scatter along dim 0.
+      // Another dimension d (jax's sequence-sharded activations gathered on dim 1) is swapped
+      // with dim 0 around the collective and back after (a transpose, whose lemmas move concats
+      // and slices, and which undoes itself). An asynchronous one stays along dim 0.
+      if (!ascending) return Opaque(original);
+      int64_t d = 0;
+      if (exchanged) {
+        // Member i's block j goes to member j, which concatenates the blocks in member order.
+        d = *exchanged;
+        if (out.shape[d].value() % size != 0) {
+          Fail(in, "dimension " + std::to_string(d) + " (" +
+                       std::to_string(out.shape[d].value()) + ") does not split into the group's " +
+                       std::to_string(size) + " members");
+        }
+      } else {
+        const std::vector<int64_t> dims = IntList(in, "dimensions", true);
+        const int64_t rank = static_cast<int64_t>(out.shape.size());
+        if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank || (async && dims[0] != 0)) {
+          return Opaque(original);
+        }
+        if (in.opcode != "all-gather" && ReducerOf(in) != Reducer::kAdd) return Opaque(original);
+        d = dims[0];
       }
-      if (in.opcode != "all-gather" && ReducerOf(in) != Reducer::kAdd) return Opaque(original);
-      const int64_t d = dims[0];
       ir::TensorType moved = out;
       if (d != 0) {
         x = Emit(in, in.hlo_name + "_swap", "aten::transpose.int", {x, int64_t{0}, d}, {},
                  std::nullopt);
         std::swap(moved.shape[0], moved.shape[static_cast<size_t>(d)]);
       }
-      if (in.opcode == "all-gather") {
+      if (exchanged) {
+        started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_to_all_single",
+                       {x, ir::Value(ir::None{}), ir::Value(ir::None{}), group}, {}, moved);
+      } else if (in.opcode == "all-gather") {
         started = Emit(in, in.hlo_name + "_start", "_c10d_functional::all_gather_into_tensor",
                        {x, size, group}, {}, moved);
       } else {
