@@ -16,7 +16,6 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
   echo "jax_all_to_all: SKIP: no .venv with jax (run scripts/setup.sh)"
   exit 0
 fi
-export PYTHONPATH="$ROOT/scripts/capture${PYTHONPATH:+:$PYTHONPATH}"
 source "$ROOT/tests/cli/lib/jax_capture.sh"
 M=gg_capture.jax_models:all_to_all
 

@@ -19,7 +19,6 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
   echo "jax_neuronx: SKIP: no .venv with jax (run scripts/setup.sh)"
   exit 0
 fi
-export PYTHONPATH="$ROOT/scripts/capture${PYTHONPATH:+:$PYTHONPATH}"
 source "$ROOT/tests/cli/lib/jax_capture.sh"
 SMALL=(hidden=64 heads=8 kv_heads=4 ffn=128 vocab=256 batch=2 seq=8)
 M=gg_capture.jax_models:neuronx_llama
