@@ -18,26 +18,19 @@
 # with an all-reduce moved to the dp groups never REFINE.
 # Steps 1-6 skip (exit 0, say SKIP) when .venv has no jax (laptop mode).
 # Usage: jax_mesh.sh <graphguard> <repo root>
-set -euo pipefail
-GG=$1 ROOT=$2
-PY=$ROOT/.venv/bin/python
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/jax_capture.sh" "$@"
 
 DATA=$ROOT/tests/data/hlo
 checked_in() {  # checked_in <name>: REFINES as checked in; with its first all-reduce over the dp
-  local name=$1 code=0  # groups instead of tp, never REFINES
-  "$GG" verify --seq "$DATA/${name}_seq.hlo" --dist "$DATA/$name.hlo" --relations "$DATA/$name.rel" \
-    --no-timing --no-numeric >"$TMP/out" 2>&1 || code=$?
+  local name=$1 code  # groups instead of tp, never REFINES
+  code=$(verify_files "$DATA/${name}_seq.hlo" "$DATA/$name.hlo" "$DATA/$name.rel" --no-numeric)
   [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^REFINES: ' ||
     fail "checked-in $name: exit $code: $(head -3 "$TMP/out")"
   awk '!done && /all-reduce\(.*replica_groups=\{\{0,1\},\{2,3\}\}/ {
          sub(/replica_groups=\{\{0,1\},\{2,3\}\}/, "replica_groups={{0,2},{1,3}}"); done = 1 } 1' \
     "$DATA/$name.hlo" >"$TMP/mutant.hlo"
   ! cmp -s "$DATA/$name.hlo" "$TMP/mutant.hlo" || fail "checked-in $name: no tp all-reduce to move"
-  code=0
-  "$GG" verify --seq "$DATA/${name}_seq.hlo" --dist "$TMP/mutant.hlo" --relations "$DATA/$name.rel" \
-    --no-timing --no-numeric >"$TMP/out" 2>&1 || code=$?
+  code=$(verify_files "$DATA/${name}_seq.hlo" "$TMP/mutant.hlo" "$DATA/$name.rel" --no-numeric)
   [[ $code -eq 1 || $code -eq 3 ]] || fail "checked-in $name, all-reduce over dp: exit $code"
   if head -1 "$TMP/out" | grep -q '^REFINES'; then
     fail "checked-in $name with an all-reduce over dp verified as REFINES"
@@ -45,18 +38,7 @@ checked_in() {  # checked_in <name>: REFINES as checked in; with its first all-r
 }
 for name in jax_mlp_grad_dp2tp2 jax_smap_dp2tp2 jax_llama_dp2tp2; do checked_in "$name"; done
 
-if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
-  echo "jax_mesh: SKIP capture: no .venv with jax (run scripts/setup.sh); checked-in modules ok"
-  exit 0
-fi
-source "$ROOT/tests/cli/lib/jax_capture.sh"
-never_refines() {  # never_refines <dir> <D module> <what>
-  local code
-  code=$(verify "$1" "$2")
-  [[ $code -eq 1 || $code -eq 3 ]] || fail "$3: exit $code: $(cat "$TMP/err" "$TMP/out")"
-  if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "$3 verified as REFINES"; fi
-  echo "jax_mesh: $3: $(head -1 "$TMP/out" | cut -c1-160)"
-}
+skip_without_jax capture "checked-in modules ok"
 
 capture mlp gg_capture.jax_models:mlp --mesh dp=2 --mesh tp=2 --set data=dp
 spec=$TMP/mlp/spec.rel
@@ -73,7 +55,7 @@ grep -q '2 checked' "$TMP/out" || fail "mlp: not both output replicas checked: $
 sed -e 's/replica_groups={{0,1},{2,3}}/replica_groups={{0,2},{1,3}}/' "$TMP/mlp/dist.hlo" \
   >"$TMP/dp_reduce.hlo"
 ! cmp -s "$TMP/mlp/dist.hlo" "$TMP/dp_reduce.hlo" || fail "the all-reduce's groups were not changed"
-never_refines mlp "$TMP/dp_reduce.hlo" "all-reduce over dp instead of tp"
+never_refines mlp "all-reduce over dp instead of tp" "$TMP/dp_reduce.hlo"
 
 capture mlp_swapped gg_capture.jax_models:mlp --mesh tp=2 --mesh dp=2 --set data=dp
 grep -q '^mesh tp = 2, dp = 2$' "$TMP/mlp_swapped/spec.rel" || fail "spec: $(cat "$TMP/mlp_swapped/spec.rel")"
@@ -84,7 +66,7 @@ refines mlp_dp4
 capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=2 --mesh tp=2
 refines smap
 capture smap_dp gg_capture.jax_models:mlp_shard_map --mesh dp=2 --mesh tp=2 --set psum_axis=dp
-never_refines smap_dp "$TMP/smap_dp/dist.hlo" "shard_map psum over dp instead of tp"
+never_refines smap_dp "shard_map psum over dp instead of tp"
 
 capture mlp_grad gg_capture.jax_models:mlp --mesh dp=2 --mesh tp=2 --set data=dp --grad
 refines mlp_grad
@@ -93,7 +75,7 @@ grep -q 'replica_groups={{0,2},{1,3}}' "$TMP/ddp/dist.hlo" ||
   fail "DDP's psum is not over the dp groups: $(grep all-reduce "$TMP/ddp/dist.hlo")"
 refines ddp
 capture ddp_tp gg_capture.jax_models:mlp_dp_grads --mesh dp=2 --mesh tp=2 --set grad_axis=tp
-never_refines ddp_tp "$TMP/ddp_tp/dist.hlo" "gradients all-reduced over tp instead of dp"
+never_refines ddp_tp "gradients all-reduced over tp instead of dp"
 
 capture llama gg_capture.jax_models:llama_block --mesh dp=2 --mesh tp=2 --set data=dp
 refines llama

@@ -20,31 +20,21 @@
 # jax 0.10.2) REFINES, and the same D with its all-reduce removed never REFINES.
 # Steps 1-5 skip (exit 0, say SKIP) when .venv has no jax (laptop mode).
 # Usage: jax_mlp.sh <graphguard> <repo root>
-set -euo pipefail
-GG=$1 ROOT=$2
-PY=$ROOT/.venv/bin/python
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/jax_capture.sh" "$@"
 D="$ROOT/tests/data/hlo"
 
-"$GG" verify --seq "$D/jax_mlp_seq.hlo" --dist "$D/jax_mlp_tp2.hlo" --relations "$D/jax_mlp.rel" \
-  --no-timing --no-numeric >"$TMP/out" 2>&1 || fail "checked-in modules: $(cat "$TMP/out")"
-head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "checked-in modules: $(head -1 "$TMP/out")"
+code=$(verify_files "$D/jax_mlp_seq.hlo" "$D/jax_mlp_tp2.hlo" "$D/jax_mlp.rel" --no-numeric)
+[[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^REFINES: ' ||
+  fail "checked-in modules: exit $code: $(cat "$TMP/err" "$TMP/out")"
 # The ROOT all-reduce dropped: each rank returns its partial product.
 sed -e 's/^  ROOT %all-reduce = .*$/  ROOT %copy.out = f32[8,16]{1,0} copy(%dot.1)/' \
   "$D/jax_mlp_tp2.hlo" >"$TMP/no_allreduce.hlo"
 ! grep -q all-reduce "$TMP/no_allreduce.hlo" || fail "the all-reduce was not removed"
-code=0
-"$GG" verify --seq "$D/jax_mlp_seq.hlo" --dist "$TMP/no_allreduce.hlo" --relations \
-  "$D/jax_mlp.rel" --no-timing --no-numeric >"$TMP/out" 2>&1 || code=$?
+code=$(verify_files "$D/jax_mlp_seq.hlo" "$TMP/no_allreduce.hlo" "$D/jax_mlp.rel" --no-numeric)
 [[ $code -eq 1 || $code -eq 3 ]] || fail "no all-reduce: exit $code: $(cat "$TMP/out")"
 if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "no all-reduce verified as REFINES"; fi
 
-if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
-  echo "jax_mlp: SKIP capture: no .venv with jax (run scripts/setup.sh); checked-in modules ok"
-  exit 0
-fi
-source "$ROOT/tests/cli/lib/jax_capture.sh"
+skip_without_jax capture "checked-in modules ok"
 
 capture mlp gg_capture.jax_models:mlp --mesh tp=2
 grep -q '^input "w1" = shard(1)$' "$TMP/mlp/spec.rel" || fail "spec: $(cat "$TMP/mlp/spec.rel")"
@@ -63,17 +53,10 @@ refines grad
 # constants; REFINES. The first compare flipped to != in D: never REFINES.
 capture relu_grad gg_capture.jax_models:mlp --mesh tp=2 --grad
 refines relu_grad
-not_refines() {  # not_refines <dir> <D module> <what>
-  local code=0
-  "$GG" verify --seq "$TMP/$1/seq.hlo" --dist "$2" --relations "$TMP/$1/spec.rel" --no-timing \
-    --no-numeric >"$TMP/out" 2>"$TMP/err" || code=$?
-  [[ $code -eq 1 || $code -eq 3 ]] || fail "$3: exit $code: $(cat "$TMP/err" "$TMP/out")"
-  if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "$3 verified as REFINES"; fi
-}
 awk '!done && /compare\(.*direction=EQ/ { sub(/direction=EQ/, "direction=NE"); done = 1 } 1' \
   "$TMP/relu_grad/dist.hlo" >"$TMP/relu_ne.hlo"
 ! cmp -s "$TMP/relu_grad/dist.hlo" "$TMP/relu_ne.hlo" || fail "no EQ compare in the relu gradient"
-not_refines relu_grad "$TMP/relu_ne.hlo" "the relu gradient with != for =="
+never_refines relu_grad "the relu gradient with != for ==" "$TMP/relu_ne.hlo"
 
 # Sequence parallel on 4 devices: x's rows all-gathered, the output cut per device by
 # partition-id (a table of offsets and a dynamic-slice, folded to each rank's slice).
@@ -92,10 +75,10 @@ refines llama_where
 awk '!done && /compare\(.*direction=GE/ { sub(/direction=GE/, "direction=GT"); done = 1 } 1' \
   "$TMP/llama_where/dist.hlo" >"$TMP/mask_gt.hlo"
 ! cmp -s "$TMP/llama_where/dist.hlo" "$TMP/mask_gt.hlo" || fail "no GE compare in the mask"
-not_refines llama_where "$TMP/mask_gt.hlo" "the causal mask off by one"
+never_refines llama_where "the causal mask off by one" "$TMP/mask_gt.hlo"
 sed -e 's/constant(10000)$/constant(500000)/' "$TMP/llama_where/dist.hlo" >"$TMP/rope_base.hlo"
 ! cmp -s "$TMP/llama_where/dist.hlo" "$TMP/rope_base.hlo" || fail "no rotary base in D"
-not_refines llama_where "$TMP/rope_base.hlo" "another rotary base"
+never_refines llama_where "another rotary base" "$TMP/rope_base.hlo"
 # jax.grad of the block (the RMSNorm backward's x * g and g * x, which XLA's CSE merges in D).
 capture llama_grad gg_capture.jax_models:llama_block --mesh tp=2 --grad
 refines llama_grad
@@ -113,35 +96,16 @@ refines llama_sp_grad
 # With the numeric runtime (LibTorch builds: the plugin beside graphguard), HLO graphs run too:
 # check HOLDS on the block's gradient, and verify gives VIOLATION with numeric evidence for the
 # causal mask off by one.
-if [[ -f "$(dirname "$GG")/libgraphguard_runtime.so" ]]; then
-  code=0
-  "$GG" check --seq "$TMP/llama_grad/seq.hlo" --dist "$TMP/llama_grad/dist.hlo" \
-    --relations "$TMP/llama_grad/spec.rel" >"$TMP/out" 2>&1 || code=$?
-  [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^check: HOLDS' ||
-    fail "numeric check of the block's gradient: exit $code: $(cat "$TMP/out")"
-  code=0
-  "$GG" check --seq "$TMP/llama_sp_grad/seq.hlo" --dist "$TMP/llama_sp_grad/dist.hlo" \
-    --relations "$TMP/llama_sp_grad/spec.rel" >"$TMP/out" 2>&1 || code=$?
-  [[ $code -eq 0 ]] && head -1 "$TMP/out" | grep -q '^check: HOLDS' ||
-    fail "numeric check of the sequence-parallel gradient: exit $code: $(cat "$TMP/out")"
-  code=0
-  "$GG" verify --seq "$TMP/llama_where/seq.hlo" --dist "$TMP/mask_gt.hlo" \
-    --relations "$TMP/llama_where/spec.rel" --no-timing >"$TMP/out" 2>&1 || code=$?
-  [[ $code -eq 1 ]] && head -1 "$TMP/out" | grep -q '^VIOLATION: .*numerically' ||
-    fail "numeric verify of the mask off by one: exit $code: $(head -3 "$TMP/out")"
-else
-  echo "jax_mlp: SKIP numeric runs: no runtime plugin beside $GG (laptop build)"
-fi
+holds llama_grad "the block's gradient"
+holds llama_sp_grad "the sequence-parallel gradient"
+violation llama_where "the mask off by one" "$TMP/mask_gt.hlo"
 
 capture smap gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2
 refines smap
 
 # psum over 'dp' (size 1): each device keeps its partial sum; never REFINES.
 capture smap_bug gg_capture.jax_models:mlp_shard_map --mesh dp=1 --mesh tp=2 --set psum_axis=dp
-code=$(verify smap_bug)
-[[ $code -eq 1 || $code -eq 3 ]] || fail "wrong psum axis: exit $code: $(cat "$TMP/err" "$TMP/out")"
-if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "wrong psum axis verified as REFINES"; fi
-echo "jax_mlp: wrong psum axis: $(head -1 "$TMP/out")"
+never_refines smap_bug "wrong psum axis"
 
 code=0; "$PY" -m gg_capture jax gg_capture.jax_models:mlp --mesh tp -o "$TMP/x" \
   >"$TMP/cap.out" 2>&1 || code=$?

@@ -10,16 +10,8 @@
 #   3. --grad of a program with its own spec rules: exit 2 with the reason.
 # Skips (exit 0, says SKIP) when .venv has no jax.
 # Usage: jax_neuronx.sh <graphguard> <repo root>
-set -euo pipefail
-GG=$1 ROOT=$2
-PY=$ROOT/.venv/bin/python
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-if [[ ! -x $PY ]] || ! "$PY" -c 'import jax' 2>/dev/null; then
-  echo "jax_neuronx: SKIP: no .venv with jax (run scripts/setup.sh)"
-  exit 0
-fi
-source "$ROOT/tests/cli/lib/jax_capture.sh"
+source "$(dirname "$0")/lib/jax_capture.sh" "$@"
+skip_without_jax
 SMALL=(hidden=64 heads=8 kv_heads=4 ffn=128 vocab=256 batch=2 seq=8)
 M=gg_capture.jax_models:neuronx_llama
 
@@ -34,18 +26,8 @@ capture tp4 "$M" --mesh tp=4 --set "${SMALL[@]}"
 refines tp4
 
 capture bug "$M" --mesh tp=2 --set "${SMALL[@]}" bug=k_from_q
-code=$(verify bug)
-[[ $code -eq 1 || $code -eq 3 ]] || fail "k_from_q: exit $code: $(cat "$TMP/err" "$TMP/out")"
-if head -1 "$TMP/out" | grep -q '^REFINES'; then fail "k_from_q verified as REFINES"; fi
-if [[ -f "$(dirname "$GG")/libgraphguard_runtime.so" ]]; then
-  code=0
-  "$GG" verify --seq "$TMP/bug/seq.hlo" --dist "$TMP/bug/dist.hlo" --relations \
-    "$TMP/bug/spec.rel" --no-timing >"$TMP/out" 2>&1 || code=$?
-  [[ $code -eq 1 ]] && head -1 "$TMP/out" | grep -q '^VIOLATION: .*numerically' ||
-    fail "numeric verify of k_from_q: exit $code: $(head -3 "$TMP/out")"
-else
-  echo "jax_neuronx: SKIP numeric run: no runtime plugin beside $GG (laptop build)"
-fi
+never_refines bug k_from_q
+violation bug k_from_q
 
 code=0
 "$PY" -m gg_capture jax "$M" --mesh tp=2 --set "${SMALL[@]}" --grad -o "$TMP/grad" \
