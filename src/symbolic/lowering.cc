@@ -581,6 +581,10 @@ Outputs Clamp(const LowerContext& l) {
 Outputs Lt(const LowerContext& l) { return One(l.Op("lt", {l.T("self"), l.T("other")})); }
 Outputs Eq(const LowerContext& l) { return One(l.Op("eq", {l.T("self"), l.T("other")})); }
 Outputs Ge(const LowerContext& l) { return One(l.Op("ge", {l.T("self"), l.T("other")})); }
+// x > y is y < x and x <= y is y >= x, NaN included (both false): the language keeps two
+// comparisons, so the lemmas about them see every comparison a program writes.
+Outputs Gt(const LowerContext& l) { return One(l.Op("lt", {l.T("other"), l.T("self")})); }
+Outputs Le(const LowerContext& l) { return One(l.Op("ge", {l.T("other"), l.T("self")})); }
 
 // ne(x, c) for integer x and an integral c: (x < c) | (x >= c + 1), exact on integers and the
 // form nll_loss_forward's ignore mask is written in (the same term when both test one id).
@@ -1402,6 +1406,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"gather", Gather},
       {"ge", Ge},
       {"gelu_backward", GeluBackward},
+      {"gt", Gt},
       {"identity", Identity},
       {"index", Index},
       {"index_put", IndexPut},
@@ -1410,6 +1415,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"logical_and", LogicalAnd},
       {"logical_or", LogicalOr},
       {"eq", Eq},
+      {"le", Le},
       {"lt", Lt},
       {"masked_fill", MaskedFill},
       {"max_dim", MaxDim},
