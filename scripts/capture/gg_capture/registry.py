@@ -1,6 +1,6 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
 from .models import (dp_attention, dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt,
-                     torchtitan_llama, ulysses)
+                     ring_cp, torchtitan_llama, ulysses)
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -78,6 +78,17 @@ BUGS = {
         "Megatron-LM issue #560 and PR #5243 (RoPE positions under context parallelism)",
         "each context-parallel rank takes the rotary table's first chunk: positions not offset "
         "per sequence shard", "fwd", 2, {"bug": "rope_no_cp_offset", "program": "megatron_cp"}),
+    "ring_merge_no_rescale": (
+        "ring attention's online-softmax merge (torch _SDPAMerger; ring-flash-attention PR #34)",
+        "ring attention: each key block's output added with its share of the new log-sum-exp, "
+        "the accumulated output not rescaled by exp(lse_old - lse_new)", "fwd", 2,
+        {"bug": "merge_no_rescale", "program": "ring_cp"}),
+    "cp_zigzag_wrong_chunk": (
+        "zig-zag load balancing of context parallelism (torch _HeadTailLoadBalancer, "
+        "Megatron-LM get_batch_on_this_cp_rank)",
+        "a context-parallel rank takes its second chunk as W + r (round-robin) for its positions "
+        "while the data is split zig-zag (chunks r and 2W-1-r)", "fwd", 2,
+        {"bug": "zigzag_wrong_chunk", "program": "ring_cp"}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
@@ -237,6 +248,8 @@ def bug_program(case, buggy):
     program = opts.pop("program", None)
     if program == "megatron_cp":
         return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+    if program == "ring_cp":
+        return ring_cp.RingCP(bug=bug if buggy else None, name=name)
     if program == "ulysses":
         return ulysses.Ulysses(bug=bug if buggy else None, name=name, **opts)
     if program == "dp_attention":
