@@ -88,7 +88,7 @@ BUGS = {
         "Megatron-LM get_batch_on_this_cp_rank)",
         "a context-parallel rank takes its second chunk as W + r (round-robin) for its positions "
         "while the data is split zig-zag (chunks r and 2W-1-r)", "fwd", 2,
-        {"bug": "zigzag_wrong_chunk", "program": "ring_cp"}),
+        {"bug": "zigzag_wrong_chunk", "program": "megatron_cp", "zigzag": True}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
@@ -174,6 +174,14 @@ _PROGRAMS.update({
 })
 CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
 
+# ---- context parallelism (models/megatron_cp.py): all-gather-KV CP over a zig-zag split --------
+# One attention layer with RoPE (hidden 32, 4 heads, sequence 16, batch 1) at CP 1/2/4: rank r
+# holds chunks r and 2W-1-r; keys and values all-gathered and put back in sequence order.
+_PROGRAMS["megatron_cp_zigzag"] = lambda: megatron_cp.MegatronCP(zigzag=True)
+CORPUS += ["megatron_cp_zigzag"]
+# corpus models with fewer modes than make_corpus.py's fwd and joint (a layer without a loss)
+CORPUS_MODES = {"megatron_cp_zigzag": ("fwd",)}
+
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
 # while it is traced (patch: a function of models/megatron_core.py); or megatron-core as
@@ -247,7 +255,7 @@ def bug_program(case, buggy):
     name = f"{case}_{'buggy' if buggy else 'correct'}"
     program = opts.pop("program", None)
     if program == "megatron_cp":
-        return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+        return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name, **opts)
     if program == "ring_cp":
         return ring_cp.RingCP(bug=bug if buggy else None, name=name)
     if program == "ulysses":

@@ -7,7 +7,15 @@ RoPE follows Megatron-LM: the rotary table is built for the whole sequence (from
 and inv_freq, the same on every rank) and each rank keeps its chunk of it
 (`get_pos_emb_on_this_cp_rank`). The bug of the benchmark keeps the first chunk on every rank:
 positions not offset per sequence shard, so rank r > 0 rotates its tokens as if they were at the
-start of the sequence (Megatron-LM issue #560, PR #5243 for the packed-sequence variant)."""
+start of the sequence (Megatron-LM issue #560, PR #5243 for the packed-sequence variant).
+
+With `zigzag`, the sequence is split load-balanced as Megatron-LM's `get_batch_on_this_cp_rank`
+does: cut into 2W chunks, rank r holds chunks r and 2W-1-r (it takes those chunks' rows of the
+rotary table and of the causal mask, both whole on every rank); the all-gathered keys and values
+come in rank order and are put back in sequence order by slicing and concatenating the chunks (as
+Transformer Engine's all-gather CP does). Its bug "zigzag_wrong_chunk" takes the rank's second
+chunk as W + r (the round-robin index) for its rotary positions and mask rows while the data is
+split zig-zag."""
 import math
 
 import torch
@@ -21,6 +29,27 @@ def rotate_half(x):
     """[x1, x2] -> [-x2, x1] along the last dim (GPT-NeoX / Llama style)."""
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
+
+
+def zigzag_chunks(rank, world, bug=None):
+    """The two sequence chunks (of 2 * world) that `rank` holds under the zig-zag split; the bug
+    "zigzag_wrong_chunk" names the round-robin second chunk W + r instead of 2W-1-r."""
+    return rank, (world + rank if bug == "zigzag_wrong_chunk" else 2 * world - 1 - rank)
+
+
+def zigzag_shard(full_tensor, dim, rank, world):
+    """Rank's zig-zag part of `full_tensor` along dim: chunks rank and 2*world-1-rank."""
+    chunks = full_tensor.chunk(2 * world, dim)
+    first, second = zigzag_chunks(rank, world)
+    return torch.cat((chunks[first], chunks[second]), dim).clone()
+
+
+def unzigzag(gathered, world):
+    """The all-gathered rank-order sequence [c0, c(2W-1), c1, c(2W-2), ...] (dim 0) back in
+    sequence order c0, c1, ..., c(2W-1): each chunk sliced out of its rank's part."""
+    half = gathered.shape[0] // (2 * world)
+    order = [(r, 0) for r in range(world)] + [(r, 1) for r in reversed(range(world))]
+    return torch.cat([gathered.narrow(0, (2 * r + j) * half, half) for r, j in order])
 
 
 class _GatherSequence(torch.autograd.Function):
@@ -43,6 +72,7 @@ class CPLayer(torch.nn.Module):
     def __init__(self, cfg, cp, bug=None):
         super().__init__()
         h, self.heads, self.cp, self.bug = cfg["hidden"], cfg["heads"], cp, bug
+        self.zigzag = cfg.get("zigzag", False)
         d = h // self.heads
         # replicated weights: context parallelism splits the tokens, not the parameters
         self.ln = torch.nn.LayerNorm(h)
@@ -56,6 +86,12 @@ class CPLayer(torch.nn.Module):
         (the same on every rank), then this rank's chunk of it."""
         freqs = position_ids.float()[:, None] * self.inv_freq[None, :]  # [S, d/2]
         emb = torch.cat((freqs, freqs), dim=-1)[:, None, None, :]
+        if self.zigzag:  # chunks r and 2W-1-r of the 2W chunks (local / 2 tokens each)
+            half = local // 2
+            chunks = zigzag_chunks(self.cp.rank, self.cp.size, self.bug)
+            cos, sin = emb.cos(), emb.sin()
+            return (torch.cat([cos.narrow(0, c * half, half) for c in chunks]),
+                    torch.cat([sin.narrow(0, c * half, half) for c in chunks]))
         start = 0 if self.bug == "rope_no_cp_offset" else self.cp.rank * local
         # get_pos_emb_on_this_cp_rank; the bug starts every rank's chunk at position 0
         return emb.cos().narrow(0, start, local), emb.sin().narrow(0, start, local)
@@ -70,12 +106,19 @@ class CPLayer(torch.nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k, v = gather_sequence(k, self.cp), gather_sequence(v, self.cp)  # [S, b, n, d]
+        if self.zigzag and self.cp.size > 1:
+            k, v = unzigzag(k, self.cp.size), unzigzag(v, self.cp.size)
         seq = k.shape[0]
         # [s, b, n, d] -> [b * n, s, d]: the batched products of Megatron-LM's CoreAttention
         q = q.reshape(s, b * n, d).transpose(0, 1)
         k = k.reshape(seq, b * n, d).transpose(0, 1)
         v = v.reshape(seq, b * n, d).transpose(0, 1)
         scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d)  # [b * n, s, S]
+        if self.zigzag:  # the whole causal mask (replicated): this rank's chunks' query rows
+            half = s // 2
+            chunks = zigzag_chunks(self.cp.rank, self.cp.size, self.bug)
+            attention_mask = torch.cat([attention_mask.narrow(1, c * half, half)
+                                        for c in chunks], 1)
         probs = F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
         ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, h)
         return x + self.proj(ctx)
@@ -96,10 +139,16 @@ class MegatronCP(Program):
     plan = ("context parallelism: sequence chunks per rank, keys/values all-gathered "
             "(scripts/capture/gg_capture/models/megatron_cp.py)")
 
-    def __init__(self, bug=None, name=None):
-        self.name = name or "megatron_cp_rope"
+    def __init__(self, bug=None, name=None, zigzag=False):
+        self.name = name or ("megatron_cp_zigzag" if zigzag else "megatron_cp_rope")
         self.bug = bug
-        self.config = {"hidden": 32, "heads": 4, "seq": 8, "batch": 1, "layers": 1}
+        self.config = {"hidden": 32, "heads": 4, "seq": 16 if zigzag else 8, "batch": 1,
+                       "layers": 1}
+        if zigzag:
+            self.config["zigzag"] = True
+            self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
+                         "2W-1-r), keys/values all-gathered and put back in sequence order "
+                         "(scripts/capture/gg_capture/models/megatron_cp.py)")
         if bug:
             self.config["bug"] = bug
 
@@ -112,13 +161,19 @@ class MegatronCP(Program):
         seq, local = c["seq"], c["seq"] // tp.size
         hidden = torch.randn(seq, c["batch"], c["hidden"], generator=g)
         mask = torch.ones(seq, seq, dtype=torch.bool).triu(1).reshape(1, seq, seq)
+        if c.get("zigzag"):  # the rank's two chunks of the tokens and of the mask's query rows
+            return {"hidden": zigzag_shard(hidden, 0, tp.rank, tp.size),
+                    "position_ids": torch.arange(seq),
+                    "attention_mask": mask}
         # rank r holds its chunk of the sequence; the mask's rows are its queries (global positions)
         return {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
                 "position_ids": torch.arange(seq),
                 "attention_mask": mask.narrow(1, tp.rank * local, local).contiguous()}
 
     def data_placement(self, name):
+        if self.config.get("zigzag"):  # the mask replicated: each rank takes its chunks' rows
+            return {"hidden": ("zigzag", 0)}.get(name, ("replicate",))
         return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}.get(name, ("replicate",))
 
     def output_placements(self):
-        return [("shard", 0)]
+        return [("zigzag" if self.config.get("zigzag") else "shard", 0)]

@@ -19,14 +19,15 @@ cannot be traced on CPU: this program repeats its merge code line by line.
 
 The sequence split is torch's `_HeadTailLoadBalancer` (Megatron-LM's zig-zag): the sequence cut
 into 2W chunks, rank r holds chunks r and 2W-1-r, so every rank gets an equal share of the causal
-mask's work. Rank r computes the positions of its tokens from its chunk indices (rotary table and
-causal mask); the causal mask is additive (-10000 where a key is after the query, as Megatron's
-masked_fill), so a key block wholly in a query's future merges with weight ~0.
+mask's work. Rank r takes the positions of its tokens (rotary table) and its block of the causal
+mask (replicated, True above the diagonal) from its chunk indices; the block is made additive
+(-10000 where a key is after the query, as Megatron's masked_fill), so a key block wholly in a
+query's future merges with weight ~0.
 
-Bugs: "merge_no_rescale" accumulates every block's output weighted by its share of the new
-log-sum-exp but leaves the accumulator unrescaled (the online-softmax max/lse rescale of the
-previous partial result dropped); "zigzag_wrong_chunk" takes its second chunk as W + r (the
-round-robin index) for its positions while the data loader split the sequence zig-zag."""
+Bug "merge_no_rescale" accumulates every block's output weighted by its share of the new
+log-sum-exp but leaves the accumulator unrescaled (the online-softmax rescale of the previous
+partial result dropped); "zigzag_wrong_chunk" (as in megatron_cp.py) takes the rank's second
+chunk as W + r for its positions and mask rows while the data is split zig-zag."""
 import math
 
 import torch
@@ -34,20 +35,7 @@ import torch.nn.functional as F
 
 from .. import tp as tpmod
 from .base import Program, full
-from .megatron_cp import rotate_half
-
-
-def zigzag_chunks(rank, world, bug=None):
-    """The two sequence chunks (of 2 * world) that `rank` holds."""
-    second = world + rank if bug == "zigzag_wrong_chunk" else 2 * world - 1 - rank
-    return rank, second
-
-
-def zigzag_shard(full_tensor, dim, rank, world):
-    """Rank's zig-zag part of `full_tensor` along dim: chunks rank and 2*world-1-rank."""
-    chunks = full_tensor.chunk(2 * world, dim)
-    first, second = zigzag_chunks(rank, world)
-    return torch.cat((chunks[first], chunks[second]), dim).clone()
+from .megatron_cp import rotate_half, zigzag_chunks, zigzag_shard
 
 
 def _positions(position_ids, chunks, n):
@@ -89,11 +77,12 @@ class RingLayer(torch.nn.Module):
             lin.weight.data, lin.bias.data = full(h, h), full(h)
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
 
-    def forward(self, x, position_ids):
+    def forward(self, x, position_ids, attention_mask):
         s, b, h = x.shape  # this rank's 2 chunks of the sequence, [tokens, batch, hidden]
         n, world, rank = self.heads, self.cp.size, self.cp.rank
         d, half = h // n, s // 2
-        pos = _positions(position_ids, zigzag_chunks(rank, world, self.bug), half)
+        chunks = zigzag_chunks(rank, world, self.bug)
+        pos = _positions(position_ids, chunks, half)
         freqs = pos.float()[:, None] * self.inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)[:, None, None, :]
         cos, sin = emb.cos(), emb.sin()
@@ -105,15 +94,17 @@ class RingLayer(torch.nn.Module):
         q, k, v = (t.permute(1, 2, 0, 3) for t in (q, k, v))
         if world > 1:  # the all-gather rotater: every rank's block at once, in rank order
             k_all, v_all = (tpmod._all_gather(t, 2, self.cp) for t in (k, v))
-            pos_all = tpmod._all_gather(pos, 0, self.cp)
         else:
-            k_all, v_all, pos_all = k, v, pos
+            k_all, v_all = k, v
         merger = _MergerLikeSDPA(self.bug)
         for i in range(world):
             src = (rank - i) % world  # step i: the block that started on rank src
             kb, vb = (t.narrow(2, src * s, s) for t in (k_all, v_all))
-            pos_k = pos_all.narrow(0, src * s, s)
-            mask = (pos_k[None, :] > pos[:, None]).float() * -10000.0  # [s, s] additive
+            # the causal mask's block: this rank's query rows, src's key columns, made additive
+            rows = torch.cat([attention_mask.narrow(0, c * half, half) for c in chunks])
+            cols = zigzag_chunks(src, world)
+            block = torch.cat([rows.narrow(1, c * half, half) for c in cols], 1)
+            mask = torch.zeros(s, s).masked_fill(block, -10000.0)
             out_b, lse_b = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                 q, kb, vb, attn_mask=mask, scale=1.0 / math.sqrt(d))
             merger.step(out_b, lse_b)
@@ -126,14 +117,14 @@ class _Net(torch.nn.Module):
         super().__init__()
         self.layer = RingLayer(cfg, cp, bug)
 
-    def forward(self, hidden, position_ids):
-        return (self.layer(hidden, position_ids),)
+    def forward(self, hidden, position_ids, attention_mask):
+        return (self.layer(hidden, position_ids, attention_mask),)
 
 
 class RingCP(Program):
     """Ring attention over the whole world: hidden states split zig-zag along the sequence
     (relation: S's sequence is the concat of every rank's first half in rank order, then every
-    rank's second half in reverse rank order), position ids replicated."""
+    rank's second half in reverse rank order), position ids and the causal mask replicated."""
     plan = ("context parallelism: ring attention (lse merge of torch's _SDPAMerger), zig-zag "
             "sequence split (scripts/capture/gg_capture/models/ring_cp.py)")
 
@@ -151,8 +142,10 @@ class RingCP(Program):
         c = self.config
         g = torch.Generator().manual_seed(1)
         hidden = torch.randn(c["seq"], c["batch"], c["hidden"], generator=g)
+        seq = c["seq"]
         return {"hidden": zigzag_shard(hidden, 0, tp.rank, tp.size),
-                "position_ids": torch.arange(c["seq"])}
+                "position_ids": torch.arange(seq),
+                "attention_mask": torch.ones(seq, seq, dtype=torch.bool).triu(1)}
 
     def data_placement(self, name):
         return {"hidden": ("zigzag", 0)}.get(name, ("replicate",))
