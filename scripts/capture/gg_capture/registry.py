@@ -82,13 +82,13 @@ BUGS = {
         "ring attention's online-softmax merge (torch _SDPAMerger; ring-flash-attention PR #34)",
         "ring attention: each key block's output added with its share of the new log-sum-exp, "
         "the accumulated output not rescaled by exp(lse_old - lse_new)", "fwd", 2,
-        {"bug": "merge_no_rescale", "program": "ring_cp"}),
+        {"bug": "merge_no_rescale", "program": "ring_cp", "seq": 8}),
     "cp_zigzag_wrong_chunk": (
         "zig-zag load balancing of context parallelism (torch _HeadTailLoadBalancer, "
         "Megatron-LM get_batch_on_this_cp_rank)",
         "a context-parallel rank takes its second chunk as W + r (round-robin) for its positions "
         "while the data is split zig-zag (chunks r and 2W-1-r)", "fwd", 2,
-        {"bug": "zigzag_wrong_chunk", "program": "megatron_cp", "zigzag": True}),
+        {"bug": "zigzag_wrong_chunk", "program": "megatron_cp", "zigzag": True, "seq": 8}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
@@ -257,7 +257,7 @@ def bug_program(case, buggy):
     if program == "megatron_cp":
         return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name, **opts)
     if program == "ring_cp":
-        return ring_cp.RingCP(bug=bug if buggy else None, name=name)
+        return ring_cp.RingCP(bug=bug if buggy else None, name=name, **opts)
     if program == "ulysses":
         return ulysses.Ulysses(bug=bug if buggy else None, name=name, **opts)
     if program == "dp_attention":

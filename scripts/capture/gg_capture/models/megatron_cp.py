@@ -139,11 +139,12 @@ class MegatronCP(Program):
     plan = ("context parallelism: sequence chunks per rank, keys/values all-gathered "
             "(scripts/capture/gg_capture/models/megatron_cp.py)")
 
-    def __init__(self, bug=None, name=None, zigzag=False):
+    def __init__(self, bug=None, name=None, zigzag=False, seq=None):
         self.name = name or ("megatron_cp_zigzag" if zigzag else "megatron_cp_rope")
         self.bug = bug
-        self.config = {"hidden": 32, "heads": 4, "seq": 16 if zigzag else 8, "batch": 1,
-                       "layers": 1}
+        # the zig-zag split needs 2W chunks: 16 tokens for CP 4 unless told
+        self.config = {"hidden": 32, "heads": 4, "seq": seq or (16 if zigzag else 8),
+                       "batch": 1, "layers": 1}
         if zigzag:
             self.config["zigzag"] = True
             self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
