@@ -177,10 +177,15 @@ CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
 # ---- context parallelism (models/megatron_cp.py): all-gather-KV CP over a zig-zag split --------
 # One attention layer with RoPE (hidden 32, 4 heads, sequence 16, batch 1) at CP 1/2/4: rank r
 # holds chunks r and 2W-1-r; keys and values all-gathered and put back in sequence order.
+# TP x CP (sequence 8, TP 2): at 2 ranks TP 2 alone, at 4 a cp 2 x tp 2 mesh; contiguous and
+# zig-zag sequence splits.
 _PROGRAMS["megatron_cp_zigzag"] = lambda: megatron_cp.MegatronCP(zigzag=True)
-CORPUS += ["megatron_cp_zigzag"]
+_PROGRAMS["megatron_tp2_cp"] = lambda: megatron_cp.MegatronTPCP()
+_PROGRAMS["megatron_tp2_cp_zigzag"] = lambda: megatron_cp.MegatronTPCP(zigzag=True)
+CORPUS += ["megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag"]
 # corpus models with fewer modes than make_corpus.py's fwd and joint (a layer without a loss)
-CORPUS_MODES = {"megatron_cp_zigzag": ("fwd",)}
+CORPUS_MODES = {m: ("fwd",) for m in ("megatron_cp_zigzag", "megatron_tp2_cp",
+                                      "megatron_tp2_cp_zigzag")}
 
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched

@@ -54,8 +54,9 @@ def rule(placement):
         return f"placements(shard({placement[1]}), replicate)"
     if kind == "grouped-partial":
         return f"placements(shard({placement[1]}), partial)"
-    if kind == "mesh":  # one placement per mesh axis (replicate, partial or shard(d))
-        return "placements(" + ", ".join(rule(p) for p in placement[2]) + ")"
+    if kind == "mesh":  # one placement per mesh axis (replicate, partial, shard(d) or zigzag(d))
+        return "placements(" + ", ".join(f"zigzag({p[1]})" if p[0] == "zigzag" else rule(p)
+                                         for p in placement[2]) + ")"
     raise ValueError(f"unknown placement {placement}")
 
 

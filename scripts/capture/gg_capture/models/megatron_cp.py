@@ -16,11 +16,14 @@ come in rank order and are put back in sequence order by slicing and concatenati
 Transformer Engine's all-gather CP does). Its bug "zigzag_wrong_chunk" takes the rank's second
 chunk as W + r (the round-robin index) for its rotary positions and mask rows while the data is
 split zig-zag."""
+import dataclasses
 import math
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 
+from .. import fakedist
 from .. import tp as tpmod
 from .base import Program, full
 
@@ -69,16 +72,21 @@ def gather_sequence(x, cp):
 
 
 class CPLayer(torch.nn.Module):
-    def __init__(self, cfg, cp, bug=None):
+    def __init__(self, cfg, cp, bug=None, tp=None):
         super().__init__()
         h, self.heads, self.cp, self.bug = cfg["hidden"], cfg["heads"], cp, bug
+        # tensor parallelism over the heads (TP x CP; S too runs its row-parallel output
+        # projection code, at TP 1), or none
+        self.row_parallel, self.tp = tp is not None, tp or tpmod.TP()
         self.zigzag = cfg.get("zigzag", False)
-        d = h // self.heads
-        # replicated weights: context parallelism splits the tokens, not the parameters
+        d, t = h // self.heads, self.tp.size
+        # context parallelism splits the tokens, not the parameters; tensor parallelism splits
+        # q/k/v by output rows (heads) and the output projection by input columns
         self.ln = torch.nn.LayerNorm(h)
-        self.q, self.k, self.v, self.proj = (torch.nn.Linear(h, h) for _ in range(4))
+        self.q, self.k, self.v = (torch.nn.Linear(h, h // t) for _ in range(3))
+        self.proj = torch.nn.Linear(h // t, h)
         for lin in (self.q, self.k, self.v, self.proj):
-            lin.weight.data, lin.bias.data = full(h, h), full(h)
+            lin.weight.data, lin.bias.data = full(*lin.weight.shape), full(lin.bias.shape[0])
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
 
     def rotary(self, position_ids, local):
@@ -98,8 +106,8 @@ class CPLayer(torch.nn.Module):
 
     def forward(self, x, position_ids, attention_mask):
         s, b, h = x.shape
-        n = self.heads
-        d = h // n
+        n = self.heads // self.tp.size  # this rank's heads
+        d = h // self.heads
         cos, sin = self.rotary(position_ids, s)
         y = self.ln(x)
         q, k, v = (lin(y).reshape(s, b, n, d) for lin in (self.q, self.k, self.v))
@@ -120,14 +128,20 @@ class CPLayer(torch.nn.Module):
             attention_mask = torch.cat([attention_mask.narrow(1, c * half, half)
                                         for c in chunks], 1)
         probs = F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
-        ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, h)
-        return x + self.proj(ctx)
+        ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, n * d)
+        if not self.row_parallel:
+            return x + self.proj(ctx)
+        # row-parallel output projection: partial sums all-reduced over TP, then the bias
+        out = F.linear(ctx, self.proj.weight)
+        if self.tp.size > 1:
+            out = tpmod._all_reduce(out, self.tp)
+        return x + (out + self.proj.bias)
 
 
 class _Net(torch.nn.Module):
-    def __init__(self, cfg, cp, bug):
+    def __init__(self, cfg, cp, bug, tp=None):
         super().__init__()
-        self.layer = CPLayer(cfg, cp, bug)
+        self.layer = CPLayer(cfg, cp, bug, tp)
 
     def forward(self, hidden, position_ids, attention_mask):
         return (self.layer(hidden, position_ids, attention_mask),)
@@ -178,3 +192,81 @@ class MegatronCP(Program):
 
     def output_placements(self):
         return [("zigzag" if self.config.get("zigzag") else "shard", 0)]
+
+
+@dataclasses.dataclass
+class MeshGroups:
+    """One rank's groups on a cp x tp mesh (rank = cp rank * tp + tp rank, TP fastest)."""
+    world: tpmod.TP
+    cp: tpmod.TP
+    tp: tpmod.TP
+
+    @property
+    def size(self):  # trace.py reads tp.size of the program's group
+        return self.world.size
+
+
+class MegatronTPCP(MegatronCP):
+    """TP x CP on one attention layer: heads split over the TP group, the sequence split over the
+    CP group (contiguous chunks, or zig-zag), keys and values all-gathered over CP (world = cp x tp
+    ranks, tp fastest; at world = tp, CP 1). The spec writes the hidden states as
+    `placements(shard(0), replicate)` or `placements(zigzag(0), replicate)` on the cp x tp mesh."""
+    plan = ("TP x CP: attention heads over TP (column-parallel q/k/v, row-parallel output), the "
+            "sequence over CP with keys/values all-gathered "
+            "(scripts/capture/gg_capture/models/megatron_cp.py)")
+    degrees = (2, 4)
+
+    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False):
+        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq)
+        self.name = name or f"megatron_tp{tp_size}_cp" + ("_zigzag" if zigzag else "")
+        self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
+                                              "over CP" if zigzag else "the sequence over CP")
+        self.tp_size = tp_size
+        self.config["tp"] = tp_size
+        self._world = 1
+
+    def make_tp(self, world, rank, world_group):
+        t = self.tp_size
+        tp_group, _ = fakedist.new_subgroups(world, t)
+        # the CP groups: ranks with the same TP rank (every rank creates every group, in order)
+        cp_groups = [dist.new_group(list(range(j, world, t))) for j in range(t)]
+        return MeshGroups(tpmod.TP(world, rank, world_group),
+                          tpmod.TP(world // t, rank // t, cp_groups[rank % t]),
+                          tpmod.TP(t, rank % t, tp_group))
+
+    def build(self, tp):
+        g = tp if isinstance(tp, MeshGroups) else MeshGroups(tp, tp, tpmod.TP(1, 0, tp.group))
+        self._world = g.size
+        net = _Net(self.config, g.cp, self.bug, g.tp)
+        if g.tp.size > 1:
+            mesh, rep = self._mesh(), ("replicate",)
+            layer = net.layer
+            over = {**{w: (rep, ("shard", 0)) for w in (layer.q.weight, layer.k.weight,
+                                                        layer.v.weight, layer.q.bias,
+                                                        layer.k.bias, layer.v.bias)},
+                    layer.proj.weight: (rep, ("shard", 1))}
+            for p in net.parameters():
+                tpmod.place(p, "mesh", mesh, over.get(p, (rep, rep)))
+        return net
+
+    def _mesh(self):
+        """The mesh axes as the spec writes them, for every degree (1: S against itself)."""
+        t = self.tp_size
+        return (("cp", f"world / min(world, {t})"), ("tp", f"min(world, {t})"))
+
+    def data(self, tp):
+        return super().data(tp.cp if isinstance(tp, MeshGroups) else tp)
+
+    def data_placement(self, name):
+        """Sequence-split tensors over the CP axis (the hidden states along dim 0, a contiguous
+        split's mask rows along dim 1), replicated over TP; the rest replicated."""
+        zigzag = self.config.get("zigzag")
+        split = {"hidden": ("zigzag" if zigzag else "shard", 0)}
+        if not zigzag:
+            split["attention_mask"] = ("shard", 1)
+        if self._world == 1 or name not in split:
+            return ("replicate",)
+        return ("mesh", self._mesh(), (split[name], ("replicate",)))
+
+    def output_placements(self):
+        return [self.data_placement("hidden")]
