@@ -1349,7 +1349,8 @@ class Evaluator {
   // writes a layout. shard(d) on an axis splits dim d over it (several axes on one dim: the
   // earlier mesh axis is the major one, as in DTensor and jax's PartitionSpec(('dp', 'tp'))),
   // partial sums over it, replicate repeats: one relation per combination of the replicated
-  // axes' indices, so every replica is related.
+  // axes' indices, so every replica is related. zigzag(d) splits dim d over its axis as context
+  // parallelism's load balancing does (index i holds chunks i and 2W-1-i: ZigzagConcat).
   void ApplyPlacements(const SpecExpr& rule, const Target& target, const std::string& note,
                        std::vector<Relation>* out) {
     if (!mesh_) {
