@@ -3,7 +3,8 @@
 joint.
 
   make_corpus.py [--out DIR] [--only MODEL/MODE ...]     capture (and write the manifest)
-  make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case;
+  make_corpus.py --verdicts GRAPHGUARD [--check]          run verify on every committed case (or
+                                                          the --only ones);
                                                           record the verdicts in the manifest, or
                                                           (--check) fail when one differs
 
@@ -85,12 +86,15 @@ def verify(graphguard, case_dir, degree, numeric=False):
     return (first.split(":")[0].split() or [""])[0], first
 
 
-def verdicts(graphguard, corpus, check):
+def verdicts(graphguard, corpus, check, only=None):
+    """verify every case of the manifest (or those named MODEL/MODE in `only`)."""
     path = os.path.join(corpus, "manifest.json")
     with open(path) as f:
         manifest = json.load(f)
     failures = 0
     for case in manifest["cases"]:
+        if only and f"{case['model']}/{case['mode']}" not in only:
+            continue
         case_dir = os.path.join(corpus, case["model"], case["mode"])
         for degree in case["degrees"]:
             verdict, line = verify(graphguard, case_dir, degree)
@@ -143,9 +147,11 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     if a.verdicts:
-        return verdicts(a.verdicts, a.out, a.check)
+        return verdicts(a.verdicts, a.out, a.check, a.only)
     from gg_capture import registry
-    cases = select(ap, [(m, mode) for m in registry.CORPUS for mode in MODES], a.only)
+    # a model registry.CORPUS_MODES names (a forward-only layer without a loss) has only those
+    cases = select(ap, [(m, mode) for m in registry.CORPUS
+                        for mode in registry.CORPUS_MODES.get(m, MODES)], a.only)
     manifest_path = os.path.join(a.out, "manifest.json")
     old = read_entries(manifest_path, "model")
     entries = dict(old)

@@ -1349,7 +1349,8 @@ class Evaluator {
   // writes a layout. shard(d) on an axis splits dim d over it (several axes on one dim: the
   // earlier mesh axis is the major one, as in DTensor and jax's PartitionSpec(('dp', 'tp'))),
   // partial sums over it, replicate repeats: one relation per combination of the replicated
-  // axes' indices, so every replica is related.
+  // axes' indices, so every replica is related. zigzag(d) splits dim d over its axis as context
+  // parallelism's load balancing does (index i holds chunks i and 2W-1-i: ZigzagConcat).
   void ApplyPlacements(const SpecExpr& rule, const Target& target, const std::string& note,
                        std::vector<Relation>* out) {
     if (!mesh_) {
@@ -1369,6 +1370,7 @@ class Evaluator {
     const int64_t rank_of_s = static_cast<int64_t>(s_.type(target.ref).shape.size());
     std::vector<int> replicated, partial;
     std::map<int64_t, std::vector<int>> sharded;  // dim -> its axes, in mesh order
+    std::set<int64_t> zigzag;                     // dims split zig-zag (one axis each)
     for (size_t k = 0; k < n; ++k) {
       const SpecExpr& p = *args[k];
       const std::string what = "placement " + std::to_string(k) + " (axis " + mesh.axes[k] + ")";
@@ -1376,18 +1378,26 @@ class Evaluator {
         replicated.push_back(static_cast<int>(k));
       } else if (p.kind == SpecExpr::kName && p.name == "partial") {
         partial.push_back(static_cast<int>(k));
-      } else if (p.kind == SpecExpr::kCall && p.name == "shard" && p.args.size() == 1) {
+      } else if (p.kind == SpecExpr::kCall && (p.name == "shard" || p.name == "zigzag") &&
+                 p.args.size() == 1) {
         Val dim = Eval(*p.args[0]);
         if (dim.kind != Val::kInt)
-          Error(rule.line, what + ": shard's dimension must be an integer");
+          Error(rule.line, what + ": " + p.name + "'s dimension must be an integer");
         int64_t d = dim.i < 0 ? dim.i + rank_of_s : dim.i;
         if (d < 0 || d >= rank_of_s) {
           Error(rule.line, what + ": dimension " + std::to_string(dim.i) + " is out of range for " +
                                target.name + " (" + std::to_string(rank_of_s) + " dimensions)");
         }
+        if (p.name == "zigzag") zigzag.insert(d);
         sharded[d].push_back(static_cast<int>(k));
       } else {
-        Error(rule.line, what + " must be replicate, partial or shard(d)");
+        Error(rule.line, what + " must be replicate, partial, shard(d) or zigzag(d)");
+      }
+    }
+    for (int64_t d : zigzag) {
+      if (sharded[d].size() != 1) {
+        Error(rule.line, "zigzag(" + std::to_string(d) +
+                             ") splits its dimension alone: no other axis may shard or zigzag it");
       }
     }
     // Walks the indices of `axes` row-major, setting them in `index`, calling `body` for each.
@@ -1418,6 +1428,7 @@ class Evaluator {
       if (k == dims.size()) return leaf();
       std::vector<RelExpr> parts;
       each(sharded[dims[k]], [&] { parts.push_back(shards(k + 1)); });
+      if (zigzag.count(dims[k])) return ZigzagConcat(dims[k], parts, rule.line);
       return parts.size() == 1 ? parts[0] : RelExpr::Concat(dims[k], parts);
     };
     each(replicated, [&] {
@@ -1425,6 +1436,30 @@ class Evaluator {
       each(partial, [&] { terms.push_back(shards(0)); });
       Add(target, terms.size() == 1 ? terms[0] : RelExpr::Sum(terms), rule.line, note, out);
     });
+  }
+
+  // The zig-zag (load-balanced) split of context parallelism: the W pieces in axis order hold
+  // chunks i and 2W-1-i of the 2W chunks along `dim`, so the whole is every piece's first half in
+  // order, then every piece's second half in reverse order.
+  RelExpr ZigzagConcat(int64_t dim, const std::vector<RelExpr>& parts, int line) const {
+    std::vector<int64_t> halves;
+    for (const RelExpr& part : parts) {
+      std::string why;
+      std::optional<ir::TensorType> type = InferRelType(part, d_, &why);
+      if (!type) Error(line, "zigzag: " + why);
+      const ir::Dim& size = type->shape[static_cast<size_t>(dim)];
+      if (!size.is_static() || size.value() % 2 != 0) {
+        Error(line, "zigzag(" + std::to_string(dim) + ") needs an even static size along its " +
+                        "dimension (two chunks per rank), got " + part.ToString());
+      }
+      halves.push_back(size.value() / 2);
+    }
+    std::vector<RelExpr> chunks;
+    for (size_t i = 0; i < parts.size(); ++i)
+      chunks.push_back(RelExpr::Slice(parts[i], dim, 0, halves[i]));
+    for (size_t i = parts.size(); i-- > 0;)
+      chunks.push_back(RelExpr::Slice(parts[i], dim, halves[i], 2 * halves[i]));
+    return RelExpr::Concat(dim, chunks);
   }
 
   // The D tensor for rank r: `name` if given, else the current target's counterpart (the

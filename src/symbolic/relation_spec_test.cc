@@ -419,13 +419,55 @@ TEST(RelationSpecTest, MeshPlacementsRelateEveryReplica) {
   e = ErrorOf("mesh dp = 2, tp = 2\ninput x = placements(shard(2), replicate)\n", s, d);
   EXPECT_TRUE(has(e, "2: placement 0 (axis dp): dimension 2 is out of range for x")) << e;
   e = ErrorOf("mesh dp = 2, tp = 2\ninput x = placements(concat(0, D@0), replicate)\n", s, d);
-  EXPECT_TRUE(has(e, "2: placement 0 (axis dp) must be replicate, partial or shard(d)")) << e;
+  EXPECT_TRUE(has(e, "2: placement 0 (axis dp) must be replicate, partial, shard(d) or zigzag(d)"))
+      << e;
   e = ErrorOf("mesh dp = 2, dp = 2\n", s, d);
   EXPECT_TRUE(has(e, "1: mesh axis 'dp' is named twice")) << e;
   e = ErrorOf("mesh dp = 4\ninput x = placements(replicate)\n", s, d);
   EXPECT_TRUE(has(e, "2: relation for S tensor x has shape [2, 3]")) << e;
   e = ErrorOf("mesh dp = 4\nlet k = placements(replicate)\n", s, d);
   EXPECT_TRUE(has(e, "2: 'placements' is a whole rule")) << e;
+}
+
+// Context parallelism's load-balanced split: on a cp x tp mesh, cp rank i holds chunks i and
+// 2 * cp - 1 - i of the sequence (dim 0), replicated over tp.
+TEST(RelationSpecTest, ZigzagPlacementSplitsChunksHeadAndTail) {
+  ir::Graph s = MakeGraph(0, {{"h", "f32[8, 3]"}, {"odd", "f32[6, 3]"}}, {{"out", "f32[8, 3]"}});
+  ir::Program d;
+  for (int32_t r = 0; r < 4; ++r) {
+    d.ranks.push_back(
+        MakeGraph(r, {{"h", "f32[4, 3]"}, {"odd", "f32[3, 3]"}}, {{"dout", "f32[4, 3]"}}));
+  }
+  SpecResult r = Eval(
+      "mesh cp = 2, tp = 2\n"
+      "input h = placements(zigzag(0), replicate)\n"
+      "input odd = placements(shard(0), replicate)\n"
+      "output #0 = placements(zigzag(-2), replicate)\n",
+      s, d);
+  EXPECT_EQ(RelationsOf(r.inputs, s, "h"),
+            (Strings{"concat(0, slice(h@0, 0, 0, 2), slice(h@2, 0, 0, 2), slice(h@2, 0, 2, 4), "
+                     "slice(h@0, 0, 2, 4))",
+                     "concat(0, slice(h@1, 0, 0, 2), slice(h@3, 0, 0, 2), slice(h@3, 0, 2, 4), "
+                     "slice(h@1, 0, 2, 4))"}));
+  EXPECT_EQ(RelationsOf(r.expected_outputs, s, "out").size(), 2u);
+  // One cp axis of 4 ranks: chunks 0..7 are held by ranks 0, 1, 2, 3, 3, 2, 1, 0.
+  ir::Graph s4 = MakeGraph(0, {{"h", "f32[16, 3]"}});
+  ir::Program d4;
+  for (int32_t r = 0; r < 4; ++r) d4.ranks.push_back(MakeGraph(r, {{"h", "f32[4, 3]"}}));
+  EXPECT_EQ(
+      Eval("mesh cp = 4\ninput h = placements(zigzag(0))\n", s4, d4).inputs.at(0).expr.ToString(),
+      "concat(0, slice(h@0, 0, 0, 2), slice(h@1, 0, 0, 2), slice(h@2, 0, 0, 2), "
+      "slice(h@3, 0, 0, 2), slice(h@3, 0, 2, 4), slice(h@2, 0, 2, 4), slice(h@1, 0, 2, 4), "
+      "slice(h@0, 0, 2, 4))");
+
+  auto has = [](const std::string& error, const std::string& part) {
+    return error.find(part) != std::string::npos;
+  };
+  std::string e =
+      ErrorOf("mesh cp = 2, tp = 2\ninput odd = placements(zigzag(0), replicate)\n", s, d);
+  EXPECT_TRUE(has(e, "2: zigzag(0) needs an even static size along its dimension")) << e;
+  e = ErrorOf("mesh cp = 2, tp = 2\ninput h = placements(zigzag(0), shard(0))\n", s, d);
+  EXPECT_TRUE(has(e, "2: zigzag(0) splits its dimension alone")) << e;
 }
 
 TEST(RelationSpecTest, AssumeRelatesIntermediates) {

@@ -8,7 +8,8 @@
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
-# on real torchtitan and real megatron-core too, one of them a pipeline (the whole columns:
+# on real torchtitan and real megatron-core too, one of them a pipeline, and the ring-attention case
+# whose correct version the symbolic engine cannot prove (ring_cp.py; the whole columns:
 # make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
@@ -21,7 +22,8 @@ if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
-    --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd
+    --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
+    --only ring_merge_no_rescale
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi
@@ -32,11 +34,11 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   exit 0
 fi
 "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only missing_rowparallel_allreduce \
-  --only sglang_31699_dp_gather_partial 2>/dev/null
-for case in missing_rowparallel_allreduce sglang_31699_dp_gather_partial; do
+  --only sglang_31699_dp_gather_partial --only ring_merge_no_rescale 2>/dev/null
+for case in missing_rowparallel_allreduce sglang_31699_dp_gather_partial ring_merge_no_rescale; do
   diff -r "$ROOT/tests/bugs/$case" "$TMP/bugs/$case"
 done
-echo "capture_bugs: regenerated missing_rowparallel_allreduce, sglang_31699_dp_gather_partial (a dp x tp mesh) byte-identical"
+echo "capture_bugs: regenerated missing_rowparallel_allreduce, sglang_31699_dp_gather_partial (a dp x tp mesh), ring_merge_no_rescale (ring attention, zig-zag split) byte-identical"
 if "$PY" -c 'import megatron.core' 2>/dev/null; then
   "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only mcore_ce_vocab_offset \
     --only mcore_7452_cross_attention_tp_group 2>/dev/null

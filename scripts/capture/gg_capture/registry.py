@@ -1,6 +1,6 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
 from .models import (dp_attention, dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt,
-                     torchtitan_llama, ulysses)
+                     ring_cp, torchtitan_llama, ulysses)
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -78,6 +78,17 @@ BUGS = {
         "Megatron-LM issue #560 and PR #5243 (RoPE positions under context parallelism)",
         "each context-parallel rank takes the rotary table's first chunk: positions not offset "
         "per sequence shard", "fwd", 2, {"bug": "rope_no_cp_offset", "program": "megatron_cp"}),
+    "ring_merge_no_rescale": (
+        "ring attention's online-softmax merge (torch _SDPAMerger; ring-flash-attention PR #34)",
+        "ring attention: each key block's output added with its share of the new log-sum-exp, "
+        "the accumulated output not rescaled by exp(lse_old - lse_new)", "fwd", 2,
+        {"bug": "merge_no_rescale", "program": "ring_cp", "seq": 8}),
+    "cp_zigzag_wrong_chunk": (
+        "zig-zag load balancing of context parallelism (torch _HeadTailLoadBalancer, "
+        "Megatron-LM get_batch_on_this_cp_rank)",
+        "a context-parallel rank takes its second chunk as W + r (round-robin) for its positions "
+        "while the data is split zig-zag (chunks r and 2W-1-r)", "fwd", 2,
+        {"bug": "zigzag_wrong_chunk", "program": "megatron_cp", "zigzag": True, "seq": 8}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
@@ -163,6 +174,19 @@ _PROGRAMS.update({
 })
 CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
 
+# ---- context parallelism (models/megatron_cp.py): all-gather-KV CP over a zig-zag split --------
+# One attention layer with RoPE (hidden 32, 4 heads, sequence 16, batch 1) at CP 1/2/4: rank r
+# holds chunks r and 2W-1-r; keys and values all-gathered and put back in sequence order.
+# TP x CP (sequence 8, TP 2): at 2 ranks TP 2 alone, at 4 a cp 2 x tp 2 mesh; contiguous and
+# zig-zag sequence splits.
+_PROGRAMS["megatron_cp_zigzag"] = lambda: megatron_cp.MegatronCP(zigzag=True)
+_PROGRAMS["megatron_tp2_cp"] = lambda: megatron_cp.MegatronTPCP()
+_PROGRAMS["megatron_tp2_cp_zigzag"] = lambda: megatron_cp.MegatronTPCP(zigzag=True)
+CORPUS += ["megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag"]
+# corpus models with fewer modes than make_corpus.py's fwd and joint (a layer without a loss)
+CORPUS_MODES = {m: ("fwd",) for m in ("megatron_cp_zigzag", "megatron_tp2_cp",
+                                      "megatron_tp2_cp_zigzag")}
+
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
 # while it is traced (patch: a function of models/megatron_core.py); or megatron-core as
@@ -236,7 +260,9 @@ def bug_program(case, buggy):
     name = f"{case}_{'buggy' if buggy else 'correct'}"
     program = opts.pop("program", None)
     if program == "megatron_cp":
-        return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name)
+        return megatron_cp.MegatronCP(bug=bug if buggy else None, name=name, **opts)
+    if program == "ring_cp":
+        return ring_cp.RingCP(bug=bug if buggy else None, name=name, **opts)
     if program == "ulysses":
         return ulysses.Ulysses(bug=bug if buggy else None, name=name, **opts)
     if program == "dp_attention":

@@ -42,14 +42,21 @@ def rule(placement):
             pieces.append(f"[slice(D@r, {dim}, {offset} / world, {offset + n} / world) for r in ranks]")
             offset += n
         return f"concat({dim}, " + ", ".join(pieces) + ")"
+    if kind == "zigzag":  # load-balanced split: rank r holds chunks r and 2 * world - 1 - r
+        dim = placement[1]
+        half = f"dim(D@r, {dim}) / 2"
+        return (f"concat({dim}, [slice(D@r, {dim}, 0, {half}) for r in ranks], "
+                f"[slice(D@(world - 1 - r), {dim}, dim(D@(world - 1 - r), {dim}) / 2, "
+                f"dim(D@(world - 1 - r), {dim})) for r in ranks])")
     if kind == "partial":
         return "partial"
     if kind == "grouped":  # over mesh_line(placement[2])
         return f"placements(shard({placement[1]}), replicate)"
     if kind == "grouped-partial":
         return f"placements(shard({placement[1]}), partial)"
-    if kind == "mesh":  # one placement per mesh axis (replicate, partial or shard(d))
-        return "placements(" + ", ".join(rule(p) for p in placement[2]) + ")"
+    if kind == "mesh":  # one placement per mesh axis (replicate, partial, shard(d) or zigzag(d))
+        return "placements(" + ", ".join(f"zigzag({p[1]})" if p[0] == "zigzag" else rule(p)
+                                         for p in placement[2]) + ")"
     raise ValueError(f"unknown placement {placement}")
 
 

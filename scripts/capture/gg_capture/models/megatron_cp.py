@@ -7,12 +7,23 @@ RoPE follows Megatron-LM: the rotary table is built for the whole sequence (from
 and inv_freq, the same on every rank) and each rank keeps its chunk of it
 (`get_pos_emb_on_this_cp_rank`). The bug of the benchmark keeps the first chunk on every rank:
 positions not offset per sequence shard, so rank r > 0 rotates its tokens as if they were at the
-start of the sequence (Megatron-LM issue #560, PR #5243 for the packed-sequence variant)."""
+start of the sequence (Megatron-LM issue #560, PR #5243 for the packed-sequence variant).
+
+With `zigzag`, the sequence is split load-balanced as Megatron-LM's `get_batch_on_this_cp_rank`
+does: cut into 2W chunks, rank r holds chunks r and 2W-1-r (it takes those chunks' rows of the
+rotary table and of the causal mask, both whole on every rank); the all-gathered keys and values
+come in rank order and are put back in sequence order by slicing and concatenating the chunks (as
+Transformer Engine's all-gather CP does). Its bug "zigzag_wrong_chunk" takes the rank's second
+chunk as W + r (the round-robin index) for its rotary positions and mask rows while the data is
+split zig-zag."""
+import dataclasses
 import math
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 
+from .. import fakedist
 from .. import tp as tpmod
 from .base import Program, full
 
@@ -21,6 +32,27 @@ def rotate_half(x):
     """[x1, x2] -> [-x2, x1] along the last dim (GPT-NeoX / Llama style)."""
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
+
+
+def zigzag_chunks(rank, world, bug=None):
+    """The two sequence chunks (of 2 * world) that `rank` holds under the zig-zag split; the bug
+    "zigzag_wrong_chunk" names the round-robin second chunk W + r instead of 2W-1-r."""
+    return rank, (world + rank if bug == "zigzag_wrong_chunk" else 2 * world - 1 - rank)
+
+
+def zigzag_shard(full_tensor, dim, rank, world):
+    """Rank's zig-zag part of `full_tensor` along dim: chunks rank and 2*world-1-rank."""
+    chunks = full_tensor.chunk(2 * world, dim)
+    first, second = zigzag_chunks(rank, world)
+    return torch.cat((chunks[first], chunks[second]), dim).clone()
+
+
+def unzigzag(gathered, world):
+    """The all-gathered rank-order sequence [c0, c(2W-1), c1, c(2W-2), ...] (dim 0) back in
+    sequence order c0, c1, ..., c(2W-1): each chunk sliced out of its rank's part."""
+    half = gathered.shape[0] // (2 * world)
+    order = [(r, 0) for r in range(world)] + [(r, 1) for r in reversed(range(world))]
+    return torch.cat([gathered.narrow(0, (2 * r + j) * half, half) for r, j in order])
 
 
 class _GatherSequence(torch.autograd.Function):
@@ -40,15 +72,21 @@ def gather_sequence(x, cp):
 
 
 class CPLayer(torch.nn.Module):
-    def __init__(self, cfg, cp, bug=None):
+    def __init__(self, cfg, cp, bug=None, tp=None):
         super().__init__()
         h, self.heads, self.cp, self.bug = cfg["hidden"], cfg["heads"], cp, bug
-        d = h // self.heads
-        # replicated weights: context parallelism splits the tokens, not the parameters
+        # tensor parallelism over the heads (TP x CP; S too runs its row-parallel output
+        # projection code, at TP 1), or none
+        self.row_parallel, self.tp = tp is not None, tp or tpmod.TP()
+        self.zigzag = cfg.get("zigzag", False)
+        d, t = h // self.heads, self.tp.size
+        # context parallelism splits the tokens, not the parameters; tensor parallelism splits
+        # q/k/v by output rows (heads) and the output projection by input columns
         self.ln = torch.nn.LayerNorm(h)
-        self.q, self.k, self.v, self.proj = (torch.nn.Linear(h, h) for _ in range(4))
+        self.q, self.k, self.v = (torch.nn.Linear(h, h // t) for _ in range(3))
+        self.proj = torch.nn.Linear(h // t, h)
         for lin in (self.q, self.k, self.v, self.proj):
-            lin.weight.data, lin.bias.data = full(h, h), full(h)
+            lin.weight.data, lin.bias.data = full(*lin.weight.shape), full(lin.bias.shape[0])
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
 
     def rotary(self, position_ids, local):
@@ -56,35 +94,54 @@ class CPLayer(torch.nn.Module):
         (the same on every rank), then this rank's chunk of it."""
         freqs = position_ids.float()[:, None] * self.inv_freq[None, :]  # [S, d/2]
         emb = torch.cat((freqs, freqs), dim=-1)[:, None, None, :]
+        if self.zigzag:  # chunks r and 2W-1-r of the 2W chunks (local / 2 tokens each)
+            half = local // 2
+            chunks = zigzag_chunks(self.cp.rank, self.cp.size, self.bug)
+            cos, sin = emb.cos(), emb.sin()
+            return (torch.cat([cos.narrow(0, c * half, half) for c in chunks]),
+                    torch.cat([sin.narrow(0, c * half, half) for c in chunks]))
         start = 0 if self.bug == "rope_no_cp_offset" else self.cp.rank * local
         # get_pos_emb_on_this_cp_rank; the bug starts every rank's chunk at position 0
         return emb.cos().narrow(0, start, local), emb.sin().narrow(0, start, local)
 
     def forward(self, x, position_ids, attention_mask):
         s, b, h = x.shape
-        n = self.heads
-        d = h // n
+        n = self.heads // self.tp.size  # this rank's heads
+        d = h // self.heads
         cos, sin = self.rotary(position_ids, s)
         y = self.ln(x)
         q, k, v = (lin(y).reshape(s, b, n, d) for lin in (self.q, self.k, self.v))
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k, v = gather_sequence(k, self.cp), gather_sequence(v, self.cp)  # [S, b, n, d]
+        if self.zigzag and self.cp.size > 1:
+            k, v = unzigzag(k, self.cp.size), unzigzag(v, self.cp.size)
         seq = k.shape[0]
         # [s, b, n, d] -> [b * n, s, d]: the batched products of Megatron-LM's CoreAttention
         q = q.reshape(s, b * n, d).transpose(0, 1)
         k = k.reshape(seq, b * n, d).transpose(0, 1)
         v = v.reshape(seq, b * n, d).transpose(0, 1)
         scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d)  # [b * n, s, S]
+        if self.zigzag:  # the whole causal mask (replicated): this rank's chunks' query rows
+            half = s // 2
+            chunks = zigzag_chunks(self.cp.rank, self.cp.size, self.bug)
+            attention_mask = torch.cat([attention_mask.narrow(1, c * half, half)
+                                        for c in chunks], 1)
         probs = F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
-        ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, h)
-        return x + self.proj(ctx)
+        ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, n * d)
+        if not self.row_parallel:
+            return x + self.proj(ctx)
+        # row-parallel output projection: partial sums all-reduced over TP, then the bias
+        out = F.linear(ctx, self.proj.weight)
+        if self.tp.size > 1:
+            out = tpmod._all_reduce(out, self.tp)
+        return x + (out + self.proj.bias)
 
 
 class _Net(torch.nn.Module):
-    def __init__(self, cfg, cp, bug):
+    def __init__(self, cfg, cp, bug, tp=None):
         super().__init__()
-        self.layer = CPLayer(cfg, cp, bug)
+        self.layer = CPLayer(cfg, cp, bug, tp)
 
     def forward(self, hidden, position_ids, attention_mask):
         return (self.layer(hidden, position_ids, attention_mask),)
@@ -96,10 +153,17 @@ class MegatronCP(Program):
     plan = ("context parallelism: sequence chunks per rank, keys/values all-gathered "
             "(scripts/capture/gg_capture/models/megatron_cp.py)")
 
-    def __init__(self, bug=None, name=None):
-        self.name = name or "megatron_cp_rope"
+    def __init__(self, bug=None, name=None, zigzag=False, seq=None):
+        self.name = name or ("megatron_cp_zigzag" if zigzag else "megatron_cp_rope")
         self.bug = bug
-        self.config = {"hidden": 32, "heads": 4, "seq": 8, "batch": 1, "layers": 1}
+        # the zig-zag split needs 2W chunks: 16 tokens for CP 4 unless told
+        self.config = {"hidden": 32, "heads": 4, "seq": seq or (16 if zigzag else 8),
+                       "batch": 1, "layers": 1}
+        if zigzag:
+            self.config["zigzag"] = True
+            self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
+                         "2W-1-r), keys/values all-gathered and put back in sequence order "
+                         "(scripts/capture/gg_capture/models/megatron_cp.py)")
         if bug:
             self.config["bug"] = bug
 
@@ -112,13 +176,97 @@ class MegatronCP(Program):
         seq, local = c["seq"], c["seq"] // tp.size
         hidden = torch.randn(seq, c["batch"], c["hidden"], generator=g)
         mask = torch.ones(seq, seq, dtype=torch.bool).triu(1).reshape(1, seq, seq)
+        if c.get("zigzag"):  # the rank's two chunks of the tokens and of the mask's query rows
+            return {"hidden": zigzag_shard(hidden, 0, tp.rank, tp.size),
+                    "position_ids": torch.arange(seq),
+                    "attention_mask": mask}
         # rank r holds its chunk of the sequence; the mask's rows are its queries (global positions)
         return {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
                 "position_ids": torch.arange(seq),
                 "attention_mask": mask.narrow(1, tp.rank * local, local).contiguous()}
 
     def data_placement(self, name):
+        if self.config.get("zigzag"):  # the mask replicated: each rank takes its chunks' rows
+            return {"hidden": ("zigzag", 0)}.get(name, ("replicate",))
         return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}.get(name, ("replicate",))
 
     def output_placements(self):
-        return [("shard", 0)]
+        return [("zigzag" if self.config.get("zigzag") else "shard", 0)]
+
+
+@dataclasses.dataclass
+class MeshGroups:
+    """One rank's groups on a cp x tp mesh (rank = cp rank * tp + tp rank, TP fastest)."""
+    world: tpmod.TP
+    cp: tpmod.TP
+    tp: tpmod.TP
+
+    @property
+    def size(self):  # trace.py reads tp.size of the program's group
+        return self.world.size
+
+
+class MegatronTPCP(MegatronCP):
+    """TP x CP on one attention layer: heads split over the TP group, the sequence split over the
+    CP group (contiguous chunks, or zig-zag), keys and values all-gathered over CP (world = cp x tp
+    ranks, tp fastest; at world = tp, CP 1). The spec writes the hidden states as
+    `placements(shard(0), replicate)` or `placements(zigzag(0), replicate)` on the cp x tp mesh."""
+    plan = ("TP x CP: attention heads over TP (column-parallel q/k/v, row-parallel output), the "
+            "sequence over CP with keys/values all-gathered "
+            "(scripts/capture/gg_capture/models/megatron_cp.py)")
+    degrees = (2, 4)
+
+    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False):
+        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq)
+        self.name = name or f"megatron_tp{tp_size}_cp" + ("_zigzag" if zigzag else "")
+        self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
+                                              "over CP" if zigzag else "the sequence over CP")
+        self.tp_size = tp_size
+        self.config["tp"] = tp_size
+        self._world = 1
+
+    def make_tp(self, world, rank, world_group):
+        t = self.tp_size
+        tp_group, _ = fakedist.new_subgroups(world, t)
+        # the CP groups: ranks with the same TP rank (every rank creates every group, in order)
+        cp_groups = [dist.new_group(list(range(j, world, t))) for j in range(t)]
+        return MeshGroups(tpmod.TP(world, rank, world_group),
+                          tpmod.TP(world // t, rank // t, cp_groups[rank % t]),
+                          tpmod.TP(t, rank % t, tp_group))
+
+    def build(self, tp):
+        g = tp if isinstance(tp, MeshGroups) else MeshGroups(tp, tp, tpmod.TP(1, 0, tp.group))
+        self._world = g.size
+        net = _Net(self.config, g.cp, self.bug, g.tp)
+        if g.tp.size > 1:
+            mesh, rep = self._mesh(), ("replicate",)
+            layer = net.layer
+            over = {**{w: (rep, ("shard", 0)) for w in (layer.q.weight, layer.k.weight,
+                                                        layer.v.weight, layer.q.bias,
+                                                        layer.k.bias, layer.v.bias)},
+                    layer.proj.weight: (rep, ("shard", 1))}
+            for p in net.parameters():
+                tpmod.place(p, "mesh", mesh, over.get(p, (rep, rep)))
+        return net
+
+    def _mesh(self):
+        """The mesh axes as the spec writes them, for every degree (1: S against itself)."""
+        t = self.tp_size
+        return (("cp", f"world / min(world, {t})"), ("tp", f"min(world, {t})"))
+
+    def data(self, tp):
+        return super().data(tp.cp if isinstance(tp, MeshGroups) else tp)
+
+    def data_placement(self, name):
+        """Sequence-split tensors over the CP axis (the hidden states along dim 0, a contiguous
+        split's mask rows along dim 1), replicated over TP; the rest replicated."""
+        zigzag = self.config.get("zigzag")
+        split = {"hidden": ("zigzag" if zigzag else "shard", 0)}
+        if not zigzag:
+            split["attention_mask"] = ("shard", 1)
+        if self._world == 1 or name not in split:
+            return ("replicate",)
+        return ("mesh", self._mesh(), (split[name], ("replicate",)))
+
+    def output_placements(self):
+        return [self.data_placement("hidden")]
