@@ -29,6 +29,8 @@ std::vector<OpEntry> ElementwiseOps() {
        traits::Fresh() | traits::Lower("div")},
       {"aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", DivMode,
        traits::Fresh()},
+      // torch's `//` (torchtitan's MoE token dispatcher: sorted positions // top_k); opaque
+      {"aten::floor_divide(Tensor self, Tensor other) -> Tensor", Broadcast, traits::Fresh()},
       {"aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", Broadcast,
        traits::Fresh() | traits::Lower("pow_scalar")},
       {"aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", Broadcast,

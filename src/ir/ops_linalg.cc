@@ -17,6 +17,12 @@ std::vector<OpEntry> LinalgOps() {
       {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
        "-> Tensor",
        Baddbmm, traits::SumsLastDim(1) | traits::Fresh() | traits::Lower("baddbmm")},
+      // MoE experts: rows of self grouped by offs (cumulative ends) against one matrix per group,
+      // and the inner-dim grouping of its weight gradient. Rows past offs[-1] are unspecified in
+      // ATen; the kernel (runtime/op_kernels.cc) and the language ops define them as zeros.
+      {"aten::_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, "
+       "ScalarType? out_dtype=None) -> Tensor",
+       GroupedMm, traits::SumsLastDim() | traits::Fresh() | traits::Lower("grouped_mm")},
       {"aten::matmul(Tensor self, Tensor other) -> Tensor", Matmul,
        traits::SumsLastDim() | traits::Fresh()},
       {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", Linear,

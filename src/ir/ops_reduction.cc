@@ -51,6 +51,10 @@ std::vector<OpEntry> ReductionOps() {
       {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
        "indices)",
        Sort, traits::Fresh()},
+      // argsort(stable=True) (torchtitan's MoE token dispatcher); opaque like sort
+      {"aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+       "(Tensor values, Tensor indices)",
+       Sort, traits::Fresh()},
       {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax,
        traits::SumsLastDim() | traits::Fresh() | traits::Lower("softmax")},
       {"aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", SafeSoftmax,

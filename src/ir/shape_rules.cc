@@ -597,6 +597,55 @@ Outputs Baddbmm(const ShapeContext& ctx) {
   return {TensorType{a.dtype, out}};
 }
 
+std::optional<Shape> GroupedMmShape(const Shape& a, const Shape& b, const Shape* offs,
+                                    std::string* why) {
+  auto fail = [&](const std::string& message) -> std::optional<Shape> {
+    *why = message;
+    return std::nullopt;
+  };
+  const std::string operands = Str(a) + " x " + Str(b);
+  if (a.size() < 2 || a.size() > 3 || b.size() < 2 || b.size() > 3) {
+    return fail("operands must be 2-D or 3-D, got " + operands);
+  }
+  if (a.back() != b[b.size() - 2]) return fail("inner dimensions differ: " + operands);
+  if (a.size() == 3 && b.size() == 3) {
+    if (offs) return fail("3-D x 3-D takes no offs");
+    if (a[0] != b[0]) return fail("group counts differ: " + operands);
+    return Shape{a[0], a[1], b[2]};
+  }
+  if (!offs) return fail("offs is required unless both operands are 3-D");
+  if (offs->size() != 1) return fail("offs must be 1-D, got " + Str(*offs));
+  const Dim& groups = (*offs)[0];
+  if (a.size() == 2 && b.size() == 3) {
+    if (b[0] != groups)
+      return fail("mat2 has " + b[0].ToString() + " groups, offs " + groups.ToString());
+    return Shape{a[0], b[2]};
+  }
+  if (a.size() == 3) {
+    if (a[0] != groups)
+      return fail("self has " + a[0].ToString() + " groups, offs " + groups.ToString());
+    return Shape{a[1], b[1]};
+  }
+  return Shape{groups, a[0], b[1]};
+}
+
+Outputs GroupedMm(const ShapeContext& ctx) {
+  const TensorType& a = ctx.TensorArg("self");
+  const TensorType& b = ctx.TensorArg("mat2");
+  RequireSameDType(ctx, a, b);
+  std::optional<TensorType> offs;
+  if (!ctx.args["offs"].is_none()) {
+    offs = ctx.TensorArg("offs");
+    RequireIntegral(ctx, "offs", *offs);
+  }
+  if (!ctx.args["bias"].is_none())
+    RuleError(ctx, "bias is not supported (torch's CPU kernel has none)");
+  std::string why;
+  std::optional<Shape> out = GroupedMmShape(a.shape, b.shape, offs ? &offs->shape : nullptr, &why);
+  if (!out) RuleError(ctx, why);
+  return {TensorType{DTypeArg(ctx, "out_dtype").value_or(a.dtype), *out}};
+}
+
 Outputs Matmul(const ShapeContext& ctx) {
   const TensorType& a = ctx.TensorArg("self");
   const TensorType& b = ctx.TensorArg("other");
@@ -1333,6 +1382,19 @@ Outputs ScatterLike(const ShapeContext& ctx) {
                        " differ in rank");
   }
   return {self};
+}
+
+Outputs TorchtitanScatterAdd(const ShapeContext& ctx) {
+  const TensorType& out = ctx.TensorArg("out");
+  const TensorType& index = ctx.TensorArg("index");
+  const TensorType& src = ctx.TensorArg("src");
+  RequireIntegral(ctx, "index", index);
+  RequireSameDType(ctx, out, src);
+  if (index.shape.size() != out.shape.size() || src.shape.size() != out.shape.size()) {
+    RuleError(ctx, "out " + Str(out.shape) + ", index " + Str(index.shape) + " and src " +
+                       Str(src.shape) + " differ in rank");
+  }
+  return {out};
 }
 
 Outputs IndexSelect(const ShapeContext& ctx) {

@@ -98,6 +98,14 @@ Outputs Bmm(const ShapeContext& ctx);
 Outputs Baddbmm(const ShapeContext& ctx);
 Outputs Matmul(const ShapeContext& ctx);
 Outputs Linear(const ShapeContext& ctx);
+// torch._grouped_mm(self, mat2, offs): 2-d x 3-d, self's rows grouped by offs, [M, K] x [G, K, N]
+// -> [M, N]; 2-d x 2-d, the inner dim grouped, [M, K] x [K, N] -> [G, M, N]; 3-d x 2-d, mat2's
+// columns grouped, [G, M, K] x [K, N] -> [M, N]; 3-d x 3-d without offs, bmm. offs: integer [G].
+Outputs GroupedMm(const ShapeContext& ctx);
+// The same rule on shapes alone (the tensor language's grouped_mm ops): the result, or nullopt
+// with the reason in `why`. `offs` is null when there is none.
+std::optional<Shape> GroupedMmShape(const Shape& a, const Shape& b, const Shape* offs,
+                                    std::string* why);
 Outputs FlashAttention(const ShapeContext& ctx);
 Outputs EfficientAttention(const ShapeContext& ctx);
 Outputs Sdpa(const ShapeContext& ctx);           // scaled_dot_product_attention: [B, Hq, L, Ev]
@@ -183,6 +191,8 @@ Outputs FusedAddRmsNorm(const ShapeContext& ctx);
 Outputs SiluAndMul(const ShapeContext& ctx);
 Outputs RotaryEmbedding(const ShapeContext& ctx);
 Outputs UnifiedAttention(const ShapeContext& ctx);
+// torchtitan::deterministic_scatter_add(out, index, src): out.scatter_add(0, index, src)'s type
+Outputs TorchtitanScatterAdd(const ShapeContext& ctx);
 
 }  // namespace rules
 }  // namespace gg::ir

@@ -199,6 +199,41 @@ std::optional<at::ScalarType> KernelCall::DType(const std::string& arg) const {
   return ToAten(value.as_dtype());
 }
 
+at::Tensor GroupedMm(const at::Tensor& a, const at::Tensor& b,
+                     const std::optional<at::Tensor>& offs) {
+  if (!offs) return at::bmm(a, b);
+  const int64_t groups = offs->size(0);
+  // The grouped dim's length and each index's group, #{j : offs[j] <= i}.
+  const int64_t length = a.dim() == 3 ? b.size(1) : b.dim() == 3 ? a.size(0) : a.size(1);
+  at::Tensor positions = at::arange(length, offs->options().dtype(at::kLong));
+  at::Tensor group =
+      (offs->to(at::kLong).reshape({1, groups}) <= positions.reshape({length, 1})).sum(1);
+  if (a.dim() == 2 && b.dim() == 3) {  // [M, K] x [G, K, N] -> [M, N]
+    at::Tensor out = at::zeros({a.size(0), b.size(2)}, a.options());
+    for (int64_t g = 0; g < groups; ++g) {
+      at::Tensor rows = (group == g).nonzero().reshape({-1});
+      out.index_copy_(0, rows, at::mm(a.index_select(0, rows), b[g]));
+    }
+    return out;
+  }
+  if (a.dim() == 3) {  // [G, M, K] x [K, N] -> [M, N]
+    at::Tensor out = at::zeros({a.size(1), b.size(1)}, a.options());
+    for (int64_t g = 0; g < groups; ++g) {
+      at::Tensor cols = (group == g).nonzero().reshape({-1});
+      out.index_copy_(1, cols, at::mm(a[g], b.index_select(1, cols)));
+    }
+    return out;
+  }
+  // [M, K] x [K, N] -> [G, M, N]
+  if (groups == 0) return at::zeros({0, a.size(0), b.size(1)}, a.options());
+  std::vector<at::Tensor> products;
+  for (int64_t g = 0; g < groups; ++g) {
+    at::Tensor inner = (group == g).nonzero().reshape({-1});
+    products.push_back(at::mm(a.index_select(1, inner), b.index_select(0, inner)));
+  }
+  return at::stack(products);
+}
+
 // ---- kernels by family -------------------------------------------------------------------------
 
 namespace {
@@ -223,6 +258,9 @@ void AddElementwise(Table& t) {
   };
   t["aten::div.Tensor"] = [](const KernelCall& c) -> Out {
     return {at::div(c.Tensor("self"), c.Tensor("other"))};
+  };
+  t["aten::floor_divide.default"] = [](const KernelCall& c) -> Out {  // `x // 2`: a wrapped int
+    return {at::floor_divide(c.Tensor("self"), c.Tensor("other"))};
   };
   t["aten::gelu.default"] = [](const KernelCall& c) -> Out {
     std::string approximate = c.IsNone("approximate") ? "none" : c.String("approximate");
@@ -280,6 +318,11 @@ void AddLinalg(Table& t) {
   t["aten::addmm.default"] = [](const KernelCall& c) -> Out {
     return {at::addmm(c.Tensor("self"), c.Tensor("mat1"), c.Tensor("mat2"), c.Scalar("beta"),
                       c.Scalar("alpha"))};
+  };
+  t["aten::_grouped_mm.default"] = [](const KernelCall& c) -> Out {
+    at::Tensor out = GroupedMm(c.Tensor("self"), c.Tensor("mat2"), c.OptionalTensor("offs"));
+    std::optional<at::ScalarType> dtype = c.DType("out_dtype");
+    return {dtype ? out.to(*dtype) : out};
   };
   t["aten::baddbmm.default"] = [](const KernelCall& c) -> Out {
     return {at::baddbmm(c.Tensor("self"), c.Tensor("batch1"), c.Tensor("batch2"),
@@ -599,6 +642,9 @@ void AddCustom(Table& t) {
   t["_C::rms_norm.default"] = RmsNorm;
   t["_C::fused_add_rms_norm.default"] = FusedAddRmsNorm;
   t["_C::silu_and_mul.default"] = SiluAndMul;
+  t["torchtitan::deterministic_scatter_add.default"] = [](const KernelCall& c) -> Out {
+    return {c.Tensor("out").scatter_add(0, c.Tensor("index"), c.Tensor("src"))};
+  };
   t["_C::rotary_embedding.default"] = RotaryEmbedding;
   t["vllm::unified_attention_with_output.default"] = UnifiedAttentionWithOutput;
 }

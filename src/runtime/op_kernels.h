@@ -82,6 +82,15 @@ class KernelCall {
   at::Device device_;
 };
 
+// torch._grouped_mm for any dtype and device (ATen's CPU kernel takes f32/bf16/f16 only, with
+// 16-byte aligned strides). An index i of the grouped dim (self's rows, 2-d x 3-d; the inner dim,
+// 2-d x 2-d; mat2's columns, 3-d x 2-d) is in group g = #{j : offs[j] <= i}, which for sorted
+// offs is ATen's [offs[g-1], offs[g]); indices in no group (i >= offs[-1]) give zero rows or
+// columns, where ATen leaves them unspecified, and add nothing to an inner-dim product. 3-d x 3-d
+// (offs None) is bmm. The language ops grouped_mm / grouped_mm_k evaluate through it too.
+at::Tensor GroupedMm(const at::Tensor& a, const at::Tensor& b,
+                     const std::optional<at::Tensor>& offs);
+
 using Kernel = std::function<std::vector<at::Tensor>(const KernelCall&)>;
 
 // Every kernel, keyed by "ns::name.overload".

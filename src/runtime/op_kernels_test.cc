@@ -446,6 +446,18 @@ std::vector<OpCase> Cases() {
       {"aten::mm", {R({2, 3}), R({3, 4})}, {In(0), In(1)}},
       {"aten::addmm", {R({4}), R({2, 3}), R({3, 4})}, {In(0), In(1), In(2)}},
       {"aten::bmm", {R({2, 2, 3}), R({2, 3, 4})}, {In(0), In(1)}},
+      // ATen's CPU grouped mm (f32, 16-byte aligned rows): offsets with an empty group, rows up
+      // to offs[-1] (past it ATen leaves them unspecified, the kernel writes zeros)
+      {"aten::_grouped_mm",
+       {R({8, 4}), R({3, 4, 4}), at::tensor({3, 3, 8}, at::kInt)},
+       {In(0), In(1), In(2)}},
+      {"aten::_grouped_mm",
+       {R({4, 8}), R({8, 4}), at::tensor({3, 3, 8}, at::kInt)},
+       {In(0), In(1), In(2)}},
+      {"aten::_grouped_mm",
+       {R({3, 4, 8}), R({8, 8}), at::tensor({4, 4, 8}, at::kInt)},
+       {In(0), In(1), In(2)}},
+      {"aten::_grouped_mm", {R({2, 4, 4}), R({2, 4, 4})}, {In(0), In(1)}},
       {"aten::baddbmm",
        {R({2, 2, 4}), R({2, 2, 3}), R({2, 3, 4})},
        {In(0), In(1), In(2)},
@@ -471,6 +483,8 @@ std::vector<OpCase> Cases() {
       {"aten::cumsum", {R({2, 3})}, {In(0), 1}},
       {"aten::topk", {R({2, 5})}, {In(0), 2}},
       {"aten::sort", {R({2, 5})}, {In(0)}, {kw("descending", true)}},
+      {"aten::sort.stable", {R({2, 5})}, {In(0)}, {kw("stable", true)}},
+      {"aten::floor_divide", {L({7, -3, 5})}, {In(0), 2}},
       {"aten::_softmax", {R({2, 5})}, {In(0), -1, false}},
       {"aten::_log_softmax", {R({2, 5})}, {In(0), -1, false}},
       {"aten::_safe_softmax", {R({2, 5}).masked_fill(B({2, 1}), -INFINITY)}, {In(0), -1}},
@@ -595,6 +609,13 @@ std::vector<OpCase> Cases() {
                    return Refs{x.grad(), w.grad()};
                  }});
   }
+  c.push_back({"torchtitan::deterministic_scatter_add",
+               {at::zeros({3, 2}), L({2, 0, 2, 1}).reshape({4, 1}).expand({4, 2}), R({4, 2})},
+               {In(0), In(1), In(2)},
+               {},
+               false,
+               false,
+               [](const Refs& in) { return Refs{in[0].scatter_add(0, in[1], in[2])}; }});
   at::Tensor xb = R({4, 16}).to(at::kBFloat16), wb = R({16}).to(at::kBFloat16);
   c.push_back({"_C::rms_norm", {at::zeros_like(xb), xb, wb}, {},
                {kw("result", In(0)), kw("input", In(1)), kw("weight", In(2)),

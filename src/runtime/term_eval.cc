@@ -126,6 +126,7 @@ class Evaluator {
     if (op == "gelu_grad") return at::gelu_backward(at::ones_like(T(n, 0)), T(n, 0));
     if (op == "mm") return at::mm(T(n, 0), T(n, 1));
     if (op == "bmm") return at::bmm(T(n, 0), T(n, 1));
+    if (op == "grouped_mm" || op == "grouped_mm_k") return GroupedMm(T(n, 0), T(n, 1), T(n, 2));
     if (op == "matmul") return at::matmul(T(n, 0), T(n, 1));
     if (op == "softmax") return at::softmax(T(n, 0), I(n, 1));
     if (op == "sum_dim") return at::sum(T(n, 0), {I(n, 1)}, I(n, 2) != 0);

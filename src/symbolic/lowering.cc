@@ -306,6 +306,20 @@ Outputs GeluBackward(const LowerContext& l) {
 Outputs Mm(const LowerContext& l) { return One(l.Op("mm", {l.T("self"), l.T("mat2")})); }
 Outputs Bmm(const LowerContext& l) { return One(l.Op("bmm", {l.T("self"), l.T("mat2")})); }
 
+// torch._grouped_mm without bias or out_dtype: 2-d x 3-d is (grouped_mm self mat2 offs), the
+// inner-dim grouping 2-d x 2-d (its weight gradient) (grouped_mm_k self mat2 offs), 3-d x 3-d
+// without offs a bmm; 3-d x 2-d stays opaque.
+Outputs GroupedMm(const LowerContext& l) {
+  if (!l.IsNone("bias") || !l.IsNone("out_dtype")) throw NotCovered{};
+  const size_t a = l.InType("self").shape.size(), b = l.InType("mat2").shape.size();
+  if (l.IsNone("offs")) {
+    if (a != 3 || b != 3) throw NotCovered{};
+    return One(l.Op("bmm", {l.T("self"), l.T("mat2")}));
+  }
+  if (a != 2) throw NotCovered{};
+  return One(l.Op(b == 3 ? "grouped_mm" : "grouped_mm_k", {l.T("self"), l.T("mat2"), l.T("offs")}));
+}
+
 Outputs Addmm(const LowerContext& l) {
   if (l.F("beta") != 1.0 || l.F("alpha") != 1.0) throw NotCovered{};
   return One(l.Op("add", {l.T("self"), l.Op("mm", {l.T("mat1"), l.T("mat2")})}));
@@ -1393,6 +1407,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"bitwise_not", BitwiseNot},
       {"bitwise_or", BitwiseOr},
       {"bmm", Bmm},
+      {"grouped_mm", GroupedMm},
       {"cat", Cat},
       {"clamp", Clamp},
       {"conj_physical", ConjPhysical},

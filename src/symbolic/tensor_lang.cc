@@ -46,6 +46,12 @@ const std::vector<TensorOpInfo> kOwnOps = {
     {"gelu_grad", 1, false, TensorRule::kUnary, nullptr, true},
     {"mm", 2, false, TensorRule::kMatmul},
     {"bmm", 2, false, TensorRule::kBatchMatmul},
+    // torch._grouped_mm (MoE experts), an index of the grouped dim in group #{j : offs[j] <= i}
+    // (sorted offs: [offs[g-1], offs[g])), indices in no group zero (runtime::GroupedMm):
+    // (grouped_mm a b offs): row i of a times b[group(i)]; (grouped_mm_k a b offs): per group g,
+    // a's columns of g times b's rows of g.
+    {"grouped_mm", 3, false, TensorRule::kGroupedMm},
+    {"grouped_mm_k", 3, false, TensorRule::kGroupedMm},
     {"softmax", 2, false, TensorRule::kUnary},      // (softmax x dim)
     {"sum_dim", 3, false, TensorRule::kReduceDim},  // (sum_dim x dim keepdim)
     {"max_dim", 3, false, TensorRule::kReduceDim},  // values of max over dim
@@ -400,6 +406,22 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       }
       return TensorType{ir::PromoteTypes(a->dtype, b->dtype),
                         {a->shape[0], a->shape[1], b->shape[2]}};
+    }
+    case TensorRule::kGroupedMm: {
+      const auto& a = type_of(0);
+      const auto& b = type_of(1);
+      const auto& offs = type_of(2);
+      if (!a || !b || !offs) return fail("grouped_mm needs three tensors");
+      const size_t b_rank = std::string_view(info.name) == "grouped_mm" ? 3 : 2;
+      if (a->shape.size() != 2 || b->shape.size() != b_rank) {
+        return fail(std::string(info.name) + " shapes: " + Str(a->shape) + " x " + Str(b->shape));
+      }
+      if (!ir::IsIntegral(offs->dtype, false)) return fail("offs must be an integer tensor");
+      std::string why;
+      std::optional<Shape> shape =
+          ir::rules::GroupedMmShape(a->shape, b->shape, &offs->shape, &why);
+      if (!shape) return fail(std::string(info.name) + ": " + why);
+      return TensorType{ir::PromoteTypes(a->dtype, b->dtype), *shape};
     }
     case TensorRule::kBatchedMatmul: {
       const auto& a = type_of(0);

@@ -38,6 +38,8 @@ enum class TensorRule : uint8_t {
   kCompare,        // broadcasting binary with a bool result
   kMatmul,         // (mm a b): [m,k] x [k,n]
   kBatchMatmul,    // (bmm a b): [b,m,k] x [b,k,n]
+  kGroupedMm,      // (grouped_mm a b offs): [M,K] x [G,K,N] -> [M,N]; (grouped_mm_k a b offs):
+                   // [M,K] x [K,N] -> [G,M,N]; offs integer [G] (ir::rules::GroupedMmShape)
   kBatchedMatmul,  // (matmul a b): [B..., m, k] x [B..., k, n], equal batch dims B (no broadcast)
   kReshape,        // (reshape x sizes...)
   kExpand,         // (expand x sizes...): x broadcast to sizes (x's dims right-aligned, each 1 or
