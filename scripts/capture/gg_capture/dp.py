@@ -1,0 +1,312 @@
+"""Data-parallel programs: DDP-style gradient all-reduce, FSDP-style sharded parameters, and a
+TP x DP device mesh, captured on the fake process group, one graph per rank.
+
+S is the model on the whole batch: blocks x + fc2(gelu(fc1(ln(x)))), a linear head, and a
+per-token squared error (mean over the output features) averaged over the valid tokens of the
+whole batch (a boolean loss mask, as padding or ignored labels give).
+
+D runs it on `dp` data-parallel replicas, each on its batch shard, the ranks laid out as a
+dp x tp mesh (rank = replica * tp + tp rank; the TP group of a replica its `tp` consecutive
+ranks, the DP group of a TP index the ranks holding it on every replica). Inside a replica the
+blocks are tp.py's column- and row-parallel layers over its TP group. Two ways of holding the
+parameters on the DP axis:
+
+  - "ddp": every replica holds every parameter (Replicate on dp); each rank's loss is its valid
+    tokens' summed loss divided by the global token count (the sum of every replica's count,
+    all-reduced over DP first: Megatron-LM's and torchtitan's normalization), the replica's batch
+    shard is cut into `m` micro-batches whose gradients accumulate, and the accumulated gradients
+    are all-reduced (summed) over DP, as DDP's reducer or a training loop's explicit all_reduce
+    does. The loss reported is the all-reduced sum of the ranks' losses.
+  - "fsdp": each rank holds the rows of every parameter its DP index owns (Shard(0) on dp, as
+    FSDP2's fully_shard does); before use the shards are all-gathered over DP, whose backward
+    reduce-scatters the gradient (summed) to the shard; the loss is the rank's mean over its
+    tokens (no mask) and the gradients are divided by the DP size (FSDP2's default gradient
+    divide factor). What FSDP2's fully_shard itself records under make_fx on the fake group
+    (torch 2.13): its parameters as graph constants, the flat all-gather buffer built by
+    fsdp.all_gather_copy_in / fsdp.split_with_sizes_copy and in-place c10d._allgather_base_ /
+    _reduce_scatter_base_ collectives; GraphGuard reads none of those yet, so this program does
+    what fully_shard does with funcol collectives (`all_gather_into_tensor`,
+    `reduce_scatter_tensor`) on each parameter.
+
+What each rank returns: fwd: the loss and its batch shard's output; joint: the loss and every
+parameter's gradient (the DP-reduced one: replicated on dp for "ddp", the rank's shard for
+"fsdp"). The spec (written here from the plan) states this with `mesh dp = D, tp = T` and a
+placement per mesh axis.
+"""
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as fc
+import torch.nn.functional as F
+
+from . import fakedist, fxjson, trace
+from . import tp as tpmod
+from .models.base import full
+
+STYLES = ("ddp", "fsdp")
+
+BUGS = {
+    # the gradients' all-reduce issued on the TP group instead of the DP group (a mesh axis
+    # mixed up): TP-sharded gradients summed across different shards, DP replicas never reduced
+    "grad_reduce_tp_axis",
+    # each rank (and micro-batch) divides its summed loss by its own token count and the
+    # gradients are averaged over DP and micro-batches: the mean of means, not the global mean
+    "local_token_mean",
+    # FSDP: the loss divided by the DP size before the backward on top of FSDP's own gradient
+    # division by the DP size
+    "grad_divided_twice",
+}
+
+
+class Block(torch.nn.Module):
+    """x + fc2(gelu(fc1(ln(x)))): fc1 column-parallel, fc2 row-parallel over the replica's TP
+    group (plain linears at TP 1)."""
+
+    def __init__(self, hidden, ffn, tp):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(hidden)
+        self.fc1 = tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp)
+        self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class Model(torch.nn.Module):
+    """Blocks, then a replicated linear head; forward gives (masked mean loss, output)."""
+
+    def __init__(self, cfg, tp):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(Block(cfg["hidden"], cfg["ffn"], tp)
+                                          for _ in range(cfg["layers"]))
+        self.head = torch.nn.Linear(cfg["hidden"], cfg["out"])
+        self.head.weight.data = full(cfg["out"], cfg["hidden"])
+        self.head.bias.data = full(cfg["out"])
+
+    def output(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+    def forward(self, x, target, mask=None):
+        out = self.output(x)
+        total, count = token_loss(out, target, mask)
+        return total / count, out
+
+
+def token_loss(out, target, mask):
+    """(the summed loss of the valid tokens, their number as a float): each token's loss is the
+    mean squared error over its output features; without a mask every token counts."""
+    per_token = ((out - target) ** 2).mean(-1)
+    if mask is None:
+        return per_token.sum(), float(per_token.numel())
+    return torch.where(mask, per_token, 0.0).sum(), mask.sum().to(per_token.dtype)
+
+
+def _rule(tp_size, fqn):
+    """The TP placement of a parameter (tp.py's): fc1 rows, fc2's weight columns, the rest
+    replicated."""
+    if tp_size == 1:
+        return "replicate"
+    if ".fc1." in fqn:
+        return "shard(0)"
+    if fqn.endswith("fc2.weight"):
+        return "shard(1)"
+    return "replicate"
+
+
+class DataParallelProgram:
+    """A dp (x tp) data-parallel program of Model; see the module docstring."""
+
+    def __init__(self, dp, tp=1, style="ddp", m=1, layers=1, hidden=16, ffn=32, out=8, batch=8,
+                 seq=4, bug=None, name=None):
+        if style not in STYLES:
+            raise ValueError(f"dp: style {style!r} (known: {', '.join(STYLES)})")
+        if bug is not None and bug not in BUGS:
+            raise ValueError(f"dp: bug {bug!r} (known: {', '.join(sorted(BUGS))})")
+        if batch % (dp * m) or (style == "fsdp" and (tp > 1 or m > 1)):
+            raise ValueError("dp: the batch must split over the replicas and micro-batches; "
+                             "fsdp is written for TP 1 and one micro-batch")
+        self.dp, self.tp, self.style, self.m, self.bug = dp, tp, style, m, bug
+        self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch,
+                    "seq": seq}
+        self.name = name or f"{style}{dp}" + (f"_tp{tp}" if tp > 1 else "")
+        self.masked = style == "ddp"
+        what = ("DDP-style gradient all-reduce over DP, loss / global token count"
+                if style == "ddp" else
+                "FSDP-style Shard(0) parameters all-gathered over DP, gradients reduce-scattered "
+                "and divided by DP")
+        self.plan = (f"{what}, {m} micro-batch(es)" + (f", TP {tp} inside each replica (tp.py)"
+                                                        if tp > 1 else "")
+                     + " (scripts/capture/gg_capture/dp.py)")
+
+    @property
+    def world(self):
+        return self.dp * self.tp
+
+    def data(self):
+        torch.manual_seed(1)
+        c = self.cfg
+        data = {"x": torch.randn(c["batch"], c["seq"], c["hidden"]),
+                "target": torch.randn(c["batch"], c["seq"], c["out"])}
+        if self.masked:
+            data["mask"] = torch.rand(c["batch"], c["seq"]) < 0.7
+        return data
+
+    def describe(self):
+        return {"model": self.name, "config": dict(self.cfg, dp=self.dp, tp=self.tp, m=self.m,
+                                                   style=self.style),
+                "parallel_plan": self.plan, **({"bug": self.bug} if self.bug else {})}
+
+    # ---- S ------------------------------------------------------------------------------------
+
+    def sequential(self, mode):
+        """The whole model on the whole batch (trace.trace_rank)."""
+        program = self
+
+        class Sequential:
+            name, plan = program.name, program.plan
+
+            def build(self, tp):
+                torch.manual_seed(0)
+                return Model(program.cfg, tp)
+
+            def data(self, tp):
+                return program.data()
+
+            def data_placement(self, name):
+                return ("replicate",)
+
+            def output_placements(self):
+                return [("replicate",), ("replicate",)]
+
+        return trace.trace_rank(Sequential(), 1, 0, mode)
+
+    # ---- D ------------------------------------------------------------------------------------
+
+    def trace_rank(self, rank, mode):
+        """Rank `rank` as one GraphGuard graph: (graph, output names, process groups); the
+        outputs are the loss, then the output (fwd) or every parameter's gradient (joint)."""
+        joint = mode == "joint"
+        replica, t = divmod(rank, self.tp)
+        with fakedist.fake_world(self.world, rank):
+            tp_groups = [dist.new_group(list(range(r * self.tp, (r + 1) * self.tp)))
+                         for r in range(self.dp)]
+            dp_groups = [dist.new_group(list(range(i, self.world, self.tp)))
+                         for i in range(self.tp)]
+            tp = tpmod.TP(self.tp, t, tp_groups[replica])
+            dp = tpmod.TP(self.dp, replica, dp_groups[t])
+            torch.manual_seed(0)
+            model = Model(self.cfg, tp)  # every rank draws the same full weights, then its shard
+            named = list(model.named_parameters())
+            names = [n for n, _ in named]
+            fsdp = self.style == "fsdp"
+            data = {k: v.chunk(self.dp)[replica] for k, v in self.data().items()}
+            data_names = list(data)
+            grad_group = tp if self.bug == "grad_reduce_tp_axis" else dp
+
+            def step(*flat):
+                held = flat[:len(names)]
+                # FSDP: the full parameter all-gathered from the shards (reduce-scatter backward)
+                params = [tpmod.gather_from_sp(p, 0, dp) for p in held] if fsdp else list(held)
+                batch = dict(zip(data_names, flat[len(names):]))
+                mask = batch.get("mask")
+                micro = {k: v.chunk(self.m) for k, v in batch.items()}
+                count = None
+                if self.masked and self.bug != "local_token_mean":
+                    count = fc.all_reduce(mask.sum().to(batch["x"].dtype), "sum", dp.group)
+                losses, outs, grads = [], [], None
+                for k in range(self.m):
+                    with torch.nn.utils.stateless._reparametrize_module(
+                            model, dict(zip(names, params))):
+                        out = model.output(micro["x"][k])
+                    total, local = token_loss(out, micro["target"][k],
+                                              micro["mask"][k] if self.masked else None)
+                    loss = total / (local if count is None else count)
+                    if self.bug == "local_token_mean":
+                        loss = loss / self.m  # HF-style: each micro-batch's mean, averaged
+                    if self.bug == "grad_divided_twice":
+                        loss = loss / self.dp
+                    losses.append(loss)
+                    outs.append(out)
+                    if joint:  # the micro-batch's backward, accumulated as .grad accumulates
+                        g = torch.autograd.grad(loss, held)
+                        grads = list(g) if grads is None else [a + b for a, b in zip(grads, g)]
+                loss = losses[0]
+                for other in losses[1:]:
+                    loss = loss + other
+                averaged = self.style == "fsdp" or self.bug == "local_token_mean"
+                loss = fc.all_reduce(loss, "sum", dp.group)
+                if averaged:
+                    loss = loss / self.dp
+                if not joint:
+                    return (loss, torch.cat(outs) if self.m > 1 else outs[0])
+                if fsdp:  # the reduce-scatter happened in the backward; FSDP2 divides by DP
+                    grads = [g / self.dp for g in grads]
+                else:  # DDP: all-reduce (sum) over DP; averaged in the local-mean variant
+                    grads = [fc.all_reduce(g, "sum", grad_group.group) for g in grads]
+                    if averaged:
+                        grads = [g / self.dp for g in grads]
+                return (loss, *grads)
+
+            def local(p):
+                p = p.detach()
+                return p.chunk(self.dp)[replica].clone() if fsdp else p.clone()
+
+            args = [local(p).requires_grad_(joint) for _, p in named]
+            args += [data[k] for k in data_names]
+            gm = trace._make_fx(step, args)
+            gm = trace.value_graph(gm, args)
+            input_names = [trace.sanitize(n) for n in names] + data_names
+            graph = fxjson.graph_to_json(gm, rank, input_names)
+            groups = {g.group_name: fakedist.group_ranks(g.group_name)
+                      for g in tp_groups + dp_groups if isinstance(g, dist.ProcessGroup)}
+        outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
+        return graph, outputs, groups
+
+    def texts(self, mode):
+        """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
+        seq = self.sequential(mode)
+        ranks = [self.trace_rank(r, mode) for r in range(self.world)]
+        groups = {}
+        for _, _, g in ranks:
+            groups.update(g)
+        return {"seq.json": fxjson.program_text([seq.graph]),
+                "dist.json": fxjson.program_text([g for g, _, _ in ranks], groups),
+                "spec.rel": self.spec_text(ranks, mode)}
+
+    # ---- spec ---------------------------------------------------------------------------------
+
+    def spec_text(self, ranks, mode):
+        """The relation spec from the plan: parameters Replicate (ddp) or Shard(0) (fsdp) on dp
+        and placed by TP on tp, the batch Shard(0) on dp; the loss replicated, the output
+        sharded like the batch, the gradients placed like the parameters."""
+        lines = [f"// {self.name}: {self.plan}",
+                 "// Generated by scripts/capture/gg_capture/dp.py from the plan; do not edit.", "",
+                 f"// ranks: a dp x tp mesh, rank = replica * {self.tp} + tp rank",
+                 f"mesh dp = {self.dp}, tp = {self.tp}"]
+        on_dp = "shard(0)" if self.style == "fsdp" else "replicate"
+        fqns = [n for n, _ in Model(self.cfg, tpmod.TP()).named_parameters()]
+        for fqn in fqns:
+            lines.append(f"input {trace.sanitize(fqn)} = "
+                         f"placements({on_dp}, {_rule(self.tp, fqn)})")
+        for name in ["x", "target"] + (["mask"] if self.masked else []):
+            lines.append(f"input {name} = placements(shard(0), replicate)   // the batch")
+
+        def name_of(key, position):
+            refs = {g["outputs"][outputs.index(key)]["ref"] for g, outputs, _ in ranks}
+            if len(refs) != 1:
+                raise ValueError(f"dp: output {key} has different names on the ranks: {refs}")
+            return f"D.{refs.pop()}"
+
+        lines += ["", "// the loss: the sum over DP of the ranks' shares (all-reduced)",
+                  f"output #0 = placements(replicate, replicate, {name_of('loss', 0)})"]
+        if mode == "fwd":
+            lines.append("// the output: each replica's batch shard")
+            lines.append(f"output #1 = placements(shard(0), replicate, {name_of('output', 1)})")
+            return "\n".join(lines) + "\n"
+        lines.append("// the gradients, reduced over DP, placed like the parameters")
+        for k, fqn in enumerate(fqns, 1):
+            rule = _rule(self.tp, fqn)
+            lines.append(f"output #{k} = placements({on_dp}, {rule}, "
+                         f"{name_of(trace.sanitize(fqn), k)})")
+        return "\n".join(lines) + "\n"
