@@ -28,6 +28,19 @@ parameters on the DP axis:
     what fully_shard does with funcol collectives (`all_gather_into_tensor`,
     `reduce_scatter_tensor`) on each parameter.
 
+With impl="simple_fsdp" the same two styles are torchtitan's own (0.3.0, PyPI):
+`torchtitan.experiments.graph_trainer.simple_fsdp.data_parallel(model, mesh["dp"], mode)` with
+mode "replicate" (DDP) or "fully_shard" (FSDP), SimpleFSDP's parametrization that makes each
+parameter a DTensor on the DP mesh (Replicate or Shard(0)), redistributes it to Replicate before
+use (FSDP: funcol all-gather) and hands autograd a Partial gradient, which DTensor reduces to the
+parameter's placement (DDP: all-reduce, FSDP: reduce-scatter; a sum in both, so the loss is
+divided by the global token count in both). With TP the model is first parallelized on
+mesh["tp"] by PyTorch's parallelize_module (fc1 ColwiseParallel, fc2 RowwiseParallel), as
+torchtitan does; under FSDP a TP-sharded dim 0 is then split over DP inside each TP shard
+(SimpleFSDP's _StridedShard), which the spec states as an explicit concatenation. The model is
+plain nn.Linear layers (PlainModel), S and D alike; the traced step wraps the local shards with
+DTensor.from_local, as trace.py's DTensor captures do.
+
 What each rank returns: fwd: the loss and its batch shard's output; joint: the loss and every
 parameter's gradient (the DP-reduced one: replicated on dp for "ddp", the rank's shard for
 "fsdp"). The spec (written here from the plan) states this with `mesh dp = D, tp = T` and a
@@ -43,6 +56,8 @@ from . import tp as tpmod
 from .models.base import full
 
 STYLES = ("ddp", "fsdp")
+IMPLS = ("funcol", "simple_fsdp")
+SIMPLE_MODES = {"ddp": "replicate", "fsdp": "fully_shard"}  # SimpleFSDP's data_parallel modes
 
 BUGS = {
     # the gradients' all-reduce issued on the TP group instead of the DP group (a mesh axis
@@ -93,6 +108,38 @@ class Model(torch.nn.Module):
         return total / count, out
 
 
+class PlainBlock(torch.nn.Module):
+    """Block with nn.Linear layers (what parallelize_module's styles take)."""
+
+    def __init__(self, hidden, ffn, bias=True):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(hidden)
+        self.fc1 = _linear(full(ffn, hidden), full(ffn) if bias else None)
+        self.fc2 = _linear(full(hidden, ffn), full(hidden) if bias else None)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class PlainModel(Model):
+    """Model with PlainBlocks: the same parameters and FQNs (without the blocks' biases when
+    cfg["bias"] is false, as torchtitan's models have none)."""
+
+    def __init__(self, cfg):
+        torch.nn.Module.__init__(self)
+        self.layers = torch.nn.ModuleList(PlainBlock(cfg["hidden"], cfg["ffn"], cfg["bias"])
+                                          for _ in range(cfg["layers"]))
+        self.head = _linear(full(cfg["out"], cfg["hidden"]), full(cfg["out"]))
+
+
+def _linear(weight, bias):
+    layer = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
+    layer.weight.data = weight
+    if bias is not None:
+        layer.bias.data = bias
+    return layer
+
+
 def token_loss(out, target, mask):
     """(the summed loss of the valid tokens, their number as a float): each token's loss is the
     mean squared error over its output features; without a mask every token counts."""
@@ -117,24 +164,32 @@ def _rule(tp_size, fqn):
 class DataParallelProgram:
     """A dp (x tp) data-parallel program of Model; see the module docstring."""
 
-    def __init__(self, dp, tp=1, style="ddp", m=1, layers=1, hidden=16, ffn=32, out=8, batch=8,
-                 seq=4, bug=None, name=None):
-        if style not in STYLES:
-            raise ValueError(f"dp: style {style!r} (known: {', '.join(STYLES)})")
+    def __init__(self, dp, tp=1, style="ddp", impl="funcol", m=1, layers=1, hidden=16, ffn=32,
+                 out=8, batch=8, seq=4, bias=True, bug=None, name=None):
+        if style not in STYLES or impl not in IMPLS:
+            raise ValueError(f"dp: style {style!r}, impl {impl!r} (known: {', '.join(STYLES)}; "
+                             f"{', '.join(IMPLS)})")
         if bug is not None and bug not in BUGS:
             raise ValueError(f"dp: bug {bug!r} (known: {', '.join(sorted(BUGS))})")
-        if batch % (dp * m) or (style == "fsdp" and (tp > 1 or m > 1)):
+        if batch % (dp * m) or (style == "fsdp" and impl == "funcol" and (tp > 1 or m > 1)):
             raise ValueError("dp: the batch must split over the replicas and micro-batches; "
-                             "fsdp is written for TP 1 and one micro-batch")
+                             "funcol fsdp is written for TP 1 and one micro-batch")
         self.dp, self.tp, self.style, self.m, self.bug = dp, tp, style, m, bug
+        self.impl = impl
+        if not bias and impl != "simple_fsdp":
+            raise ValueError("dp: bias=False is an option of the simple_fsdp programs")
         self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch,
-                    "seq": seq}
+                    "seq": seq, "bias": bias}
         self.name = name or f"{style}{dp}" + (f"_tp{tp}" if tp > 1 else "")
-        self.masked = style == "ddp"
+        self.masked = style == "ddp" or impl == "simple_fsdp"
         what = ("DDP-style gradient all-reduce over DP, loss / global token count"
                 if style == "ddp" else
                 "FSDP-style Shard(0) parameters all-gathered over DP, gradients reduce-scattered "
                 "and divided by DP")
+        if impl == "simple_fsdp":
+            what = (f"torchtitan SimpleFSDP data_parallel(mode={SIMPLE_MODES[style]!r}) on "
+                    "mesh['dp'], loss / global token count"
+                    + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
         self.plan = (f"{what}, {m} micro-batch(es)" + (f", TP {tp} inside each replica (tp.py)"
                                                         if tp > 1 else "")
                      + " (scripts/capture/gg_capture/dp.py)")
@@ -157,6 +212,10 @@ class DataParallelProgram:
                                                    style=self.style),
                 "parallel_plan": self.plan, **({"bug": self.bug} if self.bug else {})}
 
+    def model(self, tp):
+        """The model (S's, or a rank's before the DP style is applied)."""
+        return PlainModel(self.cfg) if self.impl == "simple_fsdp" else Model(self.cfg, tp)
+
     # ---- S ------------------------------------------------------------------------------------
 
     def sequential(self, mode):
@@ -168,7 +227,7 @@ class DataParallelProgram:
 
             def build(self, tp):
                 torch.manual_seed(0)
-                return Model(program.cfg, tp)
+                return program.model(tp)
 
             def data(self, tp):
                 return program.data()
@@ -186,6 +245,8 @@ class DataParallelProgram:
     def trace_rank(self, rank, mode):
         """Rank `rank` as one GraphGuard graph: (graph, output names, process groups); the
         outputs are the loss, then the output (fwd) or every parameter's gradient (joint)."""
+        if self.impl == "simple_fsdp":
+            return self._trace_simple_fsdp(rank, mode)
         joint = mode == "joint"
         replica, t = divmod(rank, self.tp)
         with fakedist.fake_world(self.world, rank):
@@ -263,6 +324,62 @@ class DataParallelProgram:
         outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
         return graph, outputs, groups
 
+    def _trace_simple_fsdp(self, rank, mode):
+        """trace_rank for impl="simple_fsdp": torchtitan's data_parallel on a (dp, tp) mesh."""
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor import DTensor
+        from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                       parallelize_module)
+        from torchtitan.experiments.graph_trainer import simple_fsdp
+        joint = mode == "joint"
+        replica = rank // self.tp
+        with fakedist.fake_world(self.world, rank):
+            trace._clear_dtensor_caches()
+            mesh = init_device_mesh("cpu", (self.dp, self.tp), mesh_dim_names=("dp", "tp"))
+            torch.manual_seed(0)
+            model = PlainModel(self.cfg)
+            if self.tp > 1:
+                for block in model.layers:
+                    parallelize_module(block, mesh["tp"], {"fc1": ColwiseParallel(),
+                                                           "fc2": RowwiseParallel()})
+            # SimpleFSDP caches its wrapper classes, whose properties call the parametrization
+            # (holding the mesh) of the first model wrapped: a later rank's model would run the
+            # first rank's mesh (another, destroyed world here)
+            simple_fsdp._wrap_class_cache.clear()
+            model = simple_fsdp.data_parallel(model, mesh["dp"], mode=SIMPLE_MODES[self.style])
+            dp_group = mesh["dp"].get_group()
+            named = list(model.named_parameters())
+            names = [n for n, _ in named]
+            specs = [(t.device_mesh, t.placements, t.shape, t.stride()) for _, t in named]
+            data = {k: v.chunk(self.dp)[replica] for k, v in self.data().items()}
+            data_names = list(data)
+
+            def step(*flat):
+                held = [DTensor.from_local(x, s[0], s[1], run_check=False, shape=s[2],
+                                           stride=s[3]) for s, x in zip(specs, flat)]
+                batch = dict(zip(data_names, flat[len(names):]))
+                count = fc.all_reduce(batch["mask"].sum().to(batch["x"].dtype), "sum", dp_group)
+                with torch.nn.utils.stateless._reparametrize_module(model,
+                                                                     dict(zip(names, held))):
+                    out = model.output(batch["x"])
+                total, _ = token_loss(out, batch["target"], batch["mask"])
+                loss = total / count
+                reported = fc.all_reduce(loss, "sum", dp_group)
+                if not joint:
+                    return (reported, out)
+                grads = torch.autograd.grad(loss, held)
+                return (reported, *[g.to_local() for g in grads])
+
+            args = [t.to_local().detach().clone().requires_grad_(joint) for _, t in named]
+            args += [data[k] for k in data_names]
+            gm = trace._make_fx(step, args)
+            gm = trace.value_graph(gm, args)
+            input_names = [trace.sanitize(n) for n in names] + data_names
+            graph = fxjson.graph_to_json(gm, rank, input_names)
+            groups = trace._process_groups(gm)
+        outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
+        return graph, outputs, groups
+
     def texts(self, mode):
         """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
         seq = self.sequential(mode)
@@ -276,6 +393,18 @@ class DataParallelProgram:
 
     # ---- spec ---------------------------------------------------------------------------------
 
+    def _placement(self, fqn, tensor):
+        """The rule of a parameter (or of its gradient, `tensor` its D name; "D": the input of
+        the same name) over the dp x tp mesh: Replicate (ddp) or Shard(0) (fsdp) on dp, tp.py's
+        or parallelize_module's placement on tp. SimpleFSDP splits a TP-sharded dim 0 over DP
+        inside each TP shard (_StridedShard): the pieces in TP-major order."""
+        on_dp = "shard(0)" if self.style == "fsdp" else "replicate"
+        rule = _rule(self.tp, fqn)
+        if on_dp == rule == "shard(0)" and self.impl == "simple_fsdp":
+            pieces = [f"{tensor}@{d * self.tp + t}" for t in range(self.tp) for d in range(self.dp)]
+            return f"concat(0, {', '.join(pieces)})"
+        return f"placements({on_dp}, {rule}" + ("" if tensor == "D" else f", {tensor}") + ")"
+
     def spec_text(self, ranks, mode):
         """The relation spec from the plan: parameters Replicate (ddp) or Shard(0) (fsdp) on dp
         and placed by TP on tp, the batch Shard(0) on dp; the loss replicated, the output
@@ -284,11 +413,9 @@ class DataParallelProgram:
                  "// Generated by scripts/capture/gg_capture/dp.py from the plan; do not edit.", "",
                  f"// ranks: a dp x tp mesh, rank = replica * {self.tp} + tp rank",
                  f"mesh dp = {self.dp}, tp = {self.tp}"]
-        on_dp = "shard(0)" if self.style == "fsdp" else "replicate"
-        fqns = [n for n, _ in Model(self.cfg, tpmod.TP()).named_parameters()]
+        fqns = [n for n, _ in self.model(tpmod.TP()).named_parameters()]
         for fqn in fqns:
-            lines.append(f"input {trace.sanitize(fqn)} = "
-                         f"placements({on_dp}, {_rule(self.tp, fqn)})")
+            lines.append(f"input {trace.sanitize(fqn)} = {self._placement(fqn, 'D')}")
         for name in ["x", "target"] + (["mask"] if self.masked else []):
             lines.append(f"input {name} = placements(shard(0), replicate)   // the batch")
 
@@ -306,7 +433,5 @@ class DataParallelProgram:
             return "\n".join(lines) + "\n"
         lines.append("// the gradients, reduced over DP, placed like the parameters")
         for k, fqn in enumerate(fqns, 1):
-            rule = _rule(self.tp, fqn)
-            lines.append(f"output #{k} = placements({on_dp}, {rule}, "
-                         f"{name_of(trace.sanitize(fqn), k)})")
+            lines.append(f"output #{k} = {self._placement(fqn, name_of(trace.sanitize(fqn), k))}")
         return "\n".join(lines) + "\n"
