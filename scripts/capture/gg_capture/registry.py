@@ -262,6 +262,10 @@ PIPELINE = {
     "pp4_1f1b": {"pp": 4, "schedule": "1f1b", "m": 4, "layers": 4},
     "pp2_tp2_gpipe": {"pp": 2, "tp": 2, "schedule": "gpipe", "m": 2},
     "pp2_tp2_1f1b": {"pp": 2, "tp": 2, "schedule": "1f1b", "m": 2},
+    # with data parallelism: dp replicas of the pipeline (a dp x pp (x tp) mesh), gradients
+    # all-reduced over DP and divided by DP after the schedule
+    "pp2_dp2_gpipe": {"pp": 2, "dp": 2, "schedule": "gpipe", "m": 2},
+    "pp2_tp2_dp2_1f1b": {"pp": 2, "tp": 2, "dp": 2, "schedule": "1f1b", "m": 2},
 }
 
 # Pipeline bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
