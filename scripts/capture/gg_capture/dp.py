@@ -190,9 +190,9 @@ class DataParallelProgram:
             what = (f"torchtitan SimpleFSDP data_parallel(mode={SIMPLE_MODES[style]!r}) on "
                     "mesh['dp'], loss / global token count"
                     + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
-        self.plan = (f"{what}, {m} micro-batch(es)" + (f", TP {tp} inside each replica (tp.py)"
-                                                        if tp > 1 else "")
-                     + " (scripts/capture/gg_capture/dp.py)")
+        elif tp > 1:
+            what += f", TP {tp} inside each replica (tp.py)"
+        self.plan = f"{what}, {m} micro-batch(es) (scripts/capture/gg_capture/dp.py)"
 
     @property
     def world(self):
