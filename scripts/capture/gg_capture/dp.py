@@ -54,6 +54,8 @@ import torch.nn.functional as F
 from . import fakedist, fxjson, trace
 from . import tp as tpmod
 from .models.base import full
+from .pipeline import Block  # x + fc2(gelu(fc1(ln(x)))), tp.py's layers: the pipelines' block
+from .pipeline import _rule  # its parameters' TP placements
 
 STYLES = ("ddp", "fsdp")
 IMPLS = ("funcol", "simple_fsdp")
@@ -70,20 +72,6 @@ BUGS = {
     # division by the DP size
     "grad_divided_twice",
 }
-
-
-class Block(torch.nn.Module):
-    """x + fc2(gelu(fc1(ln(x)))): fc1 column-parallel, fc2 row-parallel over the replica's TP
-    group (plain linears at TP 1)."""
-
-    def __init__(self, hidden, ffn, tp):
-        super().__init__()
-        self.ln = torch.nn.LayerNorm(hidden)
-        self.fc1 = tpmod.ColumnParallelLinear(full(ffn, hidden), full(ffn), tp)
-        self.fc2 = tpmod.RowParallelLinear(full(hidden, ffn), full(hidden), tp)
-
-    def forward(self, x):
-        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
 
 
 class Model(torch.nn.Module):
@@ -147,18 +135,6 @@ def token_loss(out, target, mask):
     if mask is None:
         return per_token.sum(), float(per_token.numel())
     return torch.where(mask, per_token, 0.0).sum(), mask.sum().to(per_token.dtype)
-
-
-def _rule(tp_size, fqn):
-    """The TP placement of a parameter (tp.py's): fc1 rows, fc2's weight columns, the rest
-    replicated."""
-    if tp_size == 1:
-        return "replicate"
-    if ".fc1." in fqn:
-        return "shard(0)"
-    if fqn.endswith("fc2.weight"):
-        return "shard(1)"
-    return "replicate"
 
 
 class DataParallelProgram:
