@@ -4,10 +4,12 @@ process groups) and spec.rel (the relation spec derived from the sharding).
 
   capture.py MODEL --tp N [--mode fwd|joint] [--bug NAME] -o DIR
   capture.py pipeline.CASE [--mode fwd|joint] -o DIR
+  capture.py dp.CASE [--mode fwd|joint] -o DIR
   capture.py --list
 
-The bundled programs (registry.py: the corpus, the bug benchmark and the pipeline cases; a
-pipeline's plan fixes its ranks, a pp x tp mesh, so it takes no --tp). A program of your own needs
+The bundled programs (registry.py: the corpus, the bug benchmark, the pipeline and the
+data-parallel cases; a pipeline's or a data-parallel program's plan fixes its ranks, a mesh, so it
+takes no --tp). A program of your own needs
 no edit here: graphguard-capture MODULE:FACTORY (gg_capture/__main__.py).
 """
 import argparse
@@ -22,7 +24,7 @@ from gg_capture import api, registry  # noqa: E402
 
 
 def capture(program, world, mode, out_dir):
-    if hasattr(program, "texts"):  # a pipeline (gg_capture/pipeline.py) writes its own files
+    if hasattr(program, "texts"):  # a pipeline or data-parallel program writes its own files
         os.makedirs(out_dir, exist_ok=True)
         for name, text in program.texts(mode).items():
             with open(os.path.join(out_dir, name), "w") as f:
@@ -34,7 +36,7 @@ def capture(program, world, mode, out_dir):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", nargs="?")
-    ap.add_argument("--tp", type=int, help="TP degree (default 2; not for pipeline.*)")
+    ap.add_argument("--tp", type=int, help="TP degree (default 2; not for pipeline.*, dp.*)")
     ap.add_argument("--mode", choices=["fwd", "joint"], default="joint")
     ap.add_argument("-o", "--out")
     ap.add_argument("--list", action="store_true")
@@ -48,8 +50,8 @@ def main(argv=None):
     program = registry.make(a.model)
     if hasattr(program, "texts"):
         if a.tp is not None:
-            ap.error(f"{a.model} is a pipeline whose plan fixes its {program.world} ranks "
-                     f"(pp {program.pp} x tp {program.tp}); leave out --tp")
+            ap.error(f"{a.model}'s plan fixes its {program.world} ranks ({program.plan}); "
+                     "leave out --tp")
         world = program.world
     else:
         world = 2 if a.tp is None else a.tp

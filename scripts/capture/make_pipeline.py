@@ -30,9 +30,10 @@ ROOT = make_corpus.ROOT
 MODES = ("fwd", "joint")
 
 
-def make_case(case, mode, out_dir):
+def make_case(case, mode, out_dir, prefix="pipeline"):
+    """Captures registry program `prefix.case` in `mode` into out_dir (seq, dist, spec)."""
     from gg_capture import registry
-    program = registry.make(f"pipeline.{case}")
+    program = registry.make(f"{prefix}.{case}")
     os.makedirs(out_dir, exist_ok=True)
     for name, text in program.texts(mode).items():
         with open(os.path.join(out_dir, name), "w") as f:
@@ -78,10 +79,13 @@ def verdicts(graphguard, out, check, command, only=None):
     return 1 if failures else 0
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__,
+def main(argv=None, kind="pipeline", cases="PIPELINE", doc=__doc__):
+    """The command line of make_pipeline.py; make_dp.py runs it for registry.DP (kind "dp":
+    programs dp.CASE, cases under tests/dp)."""
+    ap = argparse.ArgumentParser(description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "pipeline"))
+    default_out = os.path.join(ROOT, "tests", kind)
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--only", action="append", help="CASE/MODE (repeatable)")
     ap.add_argument("--verdicts", metavar="GRAPHGUARD")
     ap.add_argument("--checks", metavar="GRAPHGUARD")
@@ -92,25 +96,26 @@ def main(argv=None):
     if a.checks:
         return verdicts(a.checks, a.out, a.check, "check", a.only)
     from gg_capture import registry
-    cases = make_corpus.select(ap, [(c, mode) for c in registry.PIPELINE for mode in MODES],
-                               a.only)
+    selected = make_corpus.select(ap, [(c, mode) for c in getattr(registry, cases)
+                                       for mode in MODES], a.only)
     manifest_path = os.path.join(a.out, "manifest.json")
     old = make_corpus.read_entries(manifest_path, "case")
     entries = dict(old)
-    for case, mode in cases:
+    script = f"scripts/capture/make_{kind}.py"
+    for case, mode in selected:
         start = time.time()
-        program = make_case(case, mode, os.path.join(a.out, case, mode))
+        program = make_case(case, mode, os.path.join(a.out, case, mode), kind)
         prev = old.get((case, mode), {})
         entries[(case, mode)] = {
             **program.describe(), "case": case, "mode": mode, "ranks": program.world,
-            "command": f"scripts/capture/make_pipeline.py --only {case}/{mode}",
+            "command": f"{script} --only {case}/{mode}",
             # kept from the previous manifest; tests/cli/capture_pipeline.sh fails on a change
             "verify": prev.get("verify", {}), "check": prev.get("check", {}),
         }
-        print(f"make_pipeline: {case}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
-    if a.out != os.path.join(ROOT, "tests", "pipeline") and a.only:
+        print(f"make_{kind}: {case}/{mode} ({time.time() - start:.1f} s)", file=sys.stderr)
+    if a.out != default_out and a.only:
         return 0  # a partial regeneration elsewhere (the test) writes no manifest
-    make_corpus.write_manifest(manifest_path, "scripts/capture/make_pipeline.py", entries)
+    make_corpus.write_manifest(manifest_path, script, entries)
     return 0
 
 

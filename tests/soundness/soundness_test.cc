@@ -108,6 +108,11 @@ std::vector<FuzzCase> Cases() {
   // Pipelines: stage programs joined by c10d send/recv, gradients scaled by the schedule.
   bug("pp_loss_scaled_twice", "tp2", 12);
   bug("pp_tp_loss_scaled_twice", "tp4", 4);  // 0.5-8 s a mutant
+  // Data parallelism: the loss over the global token count with micro-batches, FSDP-style
+  // all-gather / reduce-scatter, a TP x DP mesh (gradients all-reduced on the dp axis).
+  bug("dp_loss_local_token_mean", "tp2", 8);
+  bug("fsdp_grad_divided_twice", "tp2", 8);
+  bug("dp_grad_reduce_tp_axis", "tp4", 8);
   corpus("megatron_gpt", "fwd", "tp2", 40);
   corpus("megatron_gpt_sp", "fwd", "tp2", 30);
   corpus("hf_llama", "fwd", "tp2", 25);

@@ -121,23 +121,32 @@ class PipelineProgram:
             " (scripts/capture/gg_capture/pipeline.py)")
 
     def __init__(self, pp, tp=1, schedule="gpipe", m=2, layers=None, hidden=16, ffn=32, out=8,
-                 batch=8, bug=None, name=None):
+                 batch=8, dp=1, bug=None, name=None):
         if schedule not in SCHEDULES:
             raise ValueError(f"pipeline: schedule {schedule!r} (known: {', '.join(SCHEDULES)})")
         if bug is not None and bug not in BUGS:
             raise ValueError(f"pipeline: bug {bug!r} (known: {', '.join(sorted(BUGS))})")
         layers = layers or 2 * pp
-        if layers % pp or batch % m:
+        if layers % pp or batch % (dp * m):
             raise ValueError("pipeline: layers must split evenly over the stages and the batch "
-                             "over the micro-batches")
+                             "over the DP replicas and micro-batches")
         self.pp, self.tp, self.schedule, self.m, self.bug = pp, tp, schedule, m, bug
+        self.dp = dp
         self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch}
         self.name = name or f"pipeline_pp{pp}" + (f"_tp{tp}" if tp > 1 else "") + f"_{schedule}"
         self.plan = PipelineProgram.plan.format(schedule=schedule, m=m)
+        if dp > 1:
+            self.plan += (f"; {dp} data-parallel replicas of the pipeline, each on its batch "
+                          "shard, gradients all-reduced over DP and divided by DP")
 
     @property
     def world(self):
-        return self.pp * self.tp
+        return self.dp * self.pp * self.tp
+
+    def replica_ranks(self, stage, d=0):
+        """The ranks of one stage in DP replica d (its TP group), on a dp x pp x tp mesh."""
+        first = d * self.pp * self.tp + stage * self.tp
+        return list(range(first, first + self.tp))
 
     def stage_layers(self, stage):
         per = self.cfg["layers"] // self.pp
@@ -149,8 +158,9 @@ class PipelineProgram:
         return {"x": torch.randn(b, c["hidden"]), "target": torch.randn(b, c["out"])}
 
     def describe(self):
+        dp = {"dp": self.dp} if self.dp > 1 else {}
         return {"model": self.name, "config": dict(self.cfg, pp=self.pp, tp=self.tp, m=self.m,
-                                                   schedule=self.schedule),
+                                                   schedule=self.schedule, **dp),
                 "parallel_plan": self.plan, **({"bug": self.bug} if self.bug else {})}
 
     # ---- S ------------------------------------------------------------------------------------
@@ -183,21 +193,27 @@ class PipelineProgram:
         """Rank `rank`'s whole schedule as one GraphGuard graph; returns (graph, outputs) where
         outputs names what the graph returns: ("loss", k) per micro-batch, ("output",) and
         ("grad", fqn) per stage parameter."""
+        import torch.distributed._functional_collectives as fc
         from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe
         joint = mode == "joint"
-        stage, t = divmod(rank, self.tp)
+        d, stage_rank = divmod(rank, self.pp * self.tp)
+        stage, t = divmod(stage_rank, self.tp)
         first, last = stage == 0, stage == self.pp - 1
         with fakedist.fake_world(self.world, rank):
-            tp_groups = [dist.new_group(list(range(s * self.tp, (s + 1) * self.tp)))
-                         for s in range(self.pp)]
-            pp_groups = [dist.new_group(list(range(i, self.world, self.tp)))
-                         for i in range(self.tp)]
-            tp = tpmod.TP(self.tp, t, tp_groups[stage])
+            # every rank creates every group in one order: TP groups (replica, stage), pipeline
+            # groups (replica, TP index), then with DP the DP groups (stage, TP index)
+            tp_groups = [dist.new_group(self.replica_ranks(s, r))
+                         for r in range(self.dp) for s in range(self.pp)]
+            pp_groups = [dist.new_group([self.replica_ranks(s, r)[i] for s in range(self.pp)])
+                         for r in range(self.dp) for i in range(self.tp)]
+            dp_groups = [dist.new_group([self.replica_ranks(s, r)[i] for r in range(self.dp)])
+                         for s in range(self.pp) for i in range(self.tp)] if self.dp > 1 else []
+            tp = tpmod.TP(self.tp, t, tp_groups[d * self.pp + stage])
             torch.manual_seed(0)
             model = Model(self.cfg, tp)  # every rank draws every layer: the same full weights
             module = Stage({str(i): model.layers[i] for i in self.stage_layers(stage)},
                            model.head if last else None)
-            mb = self.cfg["batch"] // self.m
+            mb = self.cfg["batch"] // (self.dp * self.m)
             width = self.cfg["hidden"]
 
             def example(n, grad):
@@ -210,14 +226,14 @@ class PipelineProgram:
                 output_args=(example(out_width, joint),),
                 input_grads=(example(width, False),) if joint and not first else None,
                 output_grads=(example(out_width, False),) if joint else None,
-                group=pp_groups[t])
+                group=pp_groups[d * self.tp + t])
             loss_fn = mse
             if self.bug == "loss_scaled_twice":
                 loss_fn = lambda out, target: mse(out, target) / self.m  # noqa: E731
             schedule = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[self.schedule](
                 stage_obj, self.m, loss_fn=loss_fn, scale_grads=self.bug != "loss_not_scaled")
             schedule._warmup_p2p = _static_vote
-            data = self.data()
+            data = {k: v.chunk(self.dp)[d] for k, v in self.data().items()}  # the replica's
             chunk = {k: v.chunk(self.m)[0] for k, v in data.items()}
             schedule._has_backward = joint
             schedule._initialize_stage((chunk["x"],) if first else (), {},
@@ -237,7 +253,11 @@ class PipelineProgram:
                 if last and not joint:
                     results.append(merged)
                 if joint:
-                    results += [p.grad for p in flat[:len(names)]]
+                    grads = [p.grad for p in flat[:len(names)]]
+                    if self.dp > 1:  # DDP over the replicas: the mean of their gradients
+                        group = dp_groups[stage * self.tp + t]
+                        grads = [fc.all_reduce(g, "sum", group) / self.dp for g in grads]
+                    results += grads
                 return tuple(results)
 
             args = [p.detach().clone().requires_grad_(joint) for _, p in named]
@@ -249,7 +269,8 @@ class PipelineProgram:
             input_names = [trace.sanitize(n) for n in names] + ["x", "target"]
             graph = fxjson.graph_to_json(gm, rank, input_names)
             groups = {g.group_name: fakedist.group_ranks(g.group_name)  # this rank's groups
-                      for g in tp_groups + pp_groups if isinstance(g, dist.ProcessGroup)}
+                      for g in tp_groups + pp_groups + dp_groups
+                      if isinstance(g, dist.ProcessGroup)}
         outputs = ([("loss", k) for k in range(self.m)] if last else [])
         if last and not joint:
             outputs.append(("output",))
@@ -273,6 +294,8 @@ class PipelineProgram:
     def spec_text(self, seq, ranks, mode):
         """The relation spec, from the plan: S's parameters to their stage's ranks, the batch to
         the first stage, the targets to the last, S's outputs to the last stage's results."""
+        if self.dp > 1:
+            return self._mesh_spec_text(ranks, mode)
         lines = [f"// {self.name}: {self.plan}",
                  "// Generated by scripts/capture/gg_capture/pipeline.py from the pipeline plan;"
                  " do not edit.", "",
@@ -327,6 +350,61 @@ class PipelineProgram:
                                        for r in stage_ranks[s])
                     rule = f"concat({rule[len('shard('):-1]}, {pieces})"
                 lines.append(f"output #{position[fqn]} = {rule}")
+        return "\n".join(lines) + "\n"
+
+
+    def _mesh_spec_text(self, ranks, mode):
+        """spec_text with DP replicas: each stage's ranks over every replica a dp x tp mesh
+        (parameters Replicate on dp, the batch and targets Shard(0)); the loss the mean of every
+        replica's micro-batch losses, the output the replicas' outputs concatenated, each
+        gradient the DP-averaged one on every rank of its stage."""
+        lines = [f"// {self.name}: {self.plan}",
+                 "// Generated by scripts/capture/gg_capture/pipeline.py from the pipeline plan;"
+                 " do not edit.", "",
+                 f"// ranks: a dp x pp x tp mesh, rank = (replica * {self.pp} + stage) * {self.tp}"
+                 " + tp rank", ""]
+        mesh = f"mesh dp = {self.dp}, tp = {self.tp}"
+        stage_ranks = [[r for d in range(self.dp) for r in self.replica_ranks(s, d)]
+                       for s in range(self.pp)]
+        model_params = dict(Model(self.cfg, tpmod.TP()).named_parameters())
+        placement = {trace.sanitize(fqn): f"placements(replicate, {_rule(self.tp, fqn)}"
+                     for fqn in model_params}
+        for s in range(self.pp):
+            lines += [f"group stage{s} = [{', '.join(map(str, stage_ranks[s]))}]", mesh]
+            graph, _, _ = ranks[stage_ranks[s][0]]
+            for node in graph["nodes"]:
+                if node["kind"] == "input" and node["name"] in placement:
+                    lines.append(f"input {node['name']} = {placement[node['name']]})")
+            if s == 0:
+                lines.append("input x = placements(shard(0), replicate)       // the batch")
+            if s == self.pp - 1:
+                lines.append("input target = placements(shard(0), replicate)  // the targets")
+            lines.append("")
+
+        def name_of(rank, key):
+            graph, outputs, _ = ranks[rank]
+            return graph["outputs"][outputs.index(key)]["ref"]
+
+        heads = [self.replica_ranks(self.pp - 1, d)[0] for d in range(self.dp)]
+        lines.append("// the loss: the mean of every replica's micro-batch losses")
+        lines.append("output #0 = mean(" + ", ".join(f"D.{name_of(r, ('loss', k))}@{r}"
+                                                     for r in heads for k in range(self.m)) + ")")
+        if mode == "fwd":
+            lines.append("// the model's output: the replicas' merged outputs along the batch")
+            lines.append("output #1 = concat(0, " + ", ".join(
+                f"D.{name_of(r, ('output',))}@{r}" for r in heads) + ")")
+            return "\n".join(lines) + "\n"
+        position = {trace.sanitize(n): k for k, n in enumerate(model_params, 1)}
+        for s in range(self.pp):
+            fqns = [key[1] for key in ranks[stage_ranks[s][0]][1] if key[0] == "grad"]
+            lines += ["", f"// stage {s}'s gradients, accumulated and averaged over DP",
+                      f"group grads{s} = stage{s}", mesh]
+            for fqn in fqns:
+                names = {name_of(r, ("grad", fqn)) for r in stage_ranks[s]}
+                if len(names) != 1:
+                    raise ValueError(f"pipeline: the gradient of {fqn} has different names on "
+                                     f"the ranks of stage {s}: {sorted(names)}")
+                lines.append(f"output #{position[fqn]} = {placement[fqn]}, D.{names.pop()})")
         return "\n".join(lines) + "\n"
 
 

@@ -288,6 +288,10 @@ PIPELINE = {
     "pp4_1f1b": {"pp": 4, "schedule": "1f1b", "m": 4, "layers": 4},
     "pp2_tp2_gpipe": {"pp": 2, "tp": 2, "schedule": "gpipe", "m": 2},
     "pp2_tp2_1f1b": {"pp": 2, "tp": 2, "schedule": "1f1b", "m": 2},
+    # with data parallelism: dp replicas of the pipeline (a dp x pp (x tp) mesh), gradients
+    # all-reduced over DP and divided by DP after the schedule
+    "pp2_dp2_gpipe": {"pp": 2, "dp": 2, "schedule": "gpipe", "m": 2},
+    "pp2_tp2_dp2_1f1b": {"pp": 2, "tp": 2, "dp": 2, "schedule": "1f1b", "m": 2},
 }
 
 # Pipeline bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
@@ -341,6 +345,68 @@ for _case, _entry in PIPELINE_BUGS.items():
     _PROGRAMS[f"bug.{_case}.buggy"] = (
         lambda o=_entry[4], c=_case: _pipeline_program(o, f"{c}_buggy"))
 BUGS.update(PIPELINE_BUGS)
+
+
+# ---- data parallelism, FSDP and TP x DP meshes (gg_capture/dp.py) -------------------------------
+# tests/dp (make_dp.py): case -> DataParallelProgram options; each case fwd and joint, the ranks
+# a dp x tp mesh. ddp: gradients all-reduced over DP, the loss divided by the global token count
+# (m micro-batches accumulated); fsdp: Shard(0) parameters all-gathered, gradients
+# reduce-scattered and divided by DP.
+DP = {
+    "ddp2_accum": {"dp": 2, "m": 2},
+    "ddp4": {"dp": 4},
+    "fsdp2": {"dp": 2, "style": "fsdp"},
+    "fsdp4": {"dp": 4, "style": "fsdp"},
+    "ddp2_tp2": {"dp": 2, "tp": 2},
+    "ddp2_tp2_accum": {"dp": 2, "tp": 2, "m": 2},
+    # torchtitan's own SimpleFSDP data_parallel (mode replicate / fully_shard) on mesh["dp"],
+    # PyTorch's parallelize_module on mesh["tp"] (the TP linears without biases, as torchtitan's
+    # models; with them DTensor's Replicate -> Partial bias (b / tp per rank) is UNKNOWN today)
+    "sfsdp_ddp2": {"dp": 2, "impl": "simple_fsdp"},
+    "sfsdp_fsdp2": {"dp": 2, "style": "fsdp", "impl": "simple_fsdp"},
+    "sfsdp_ddp2_tp2": {"dp": 2, "tp": 2, "impl": "simple_fsdp", "bias": False},
+    "sfsdp_fsdp2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp", "bias": False},
+}
+
+# Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
+# report, pattern, mode, ranks, DataParallelProgram options with the bug).
+DP_BUGS = {
+    "dp_grad_reduce_tp_axis": (
+        "a mesh-axis mix-up in a TP x DP program (the gradient all-reduce / reduce-scatter on the "
+        "TP sub-group instead of the DP one; the pattern of Megatron-LM's parallel_state group "
+        "confusions)",
+        "TP 2 x DP 2: the accumulated gradients all-reduced over the TP group instead of the DP "
+        "group: TP-sharded gradients summed across different shards, the replicas never reduced",
+        "joint", 4, {"dp": 2, "tp": 2, "bug": "grad_reduce_tp_axis"}),
+    "dp_loss_local_token_mean": (
+        "huggingface/transformers PR #34191 (gradient accumulation: each micro-batch's loss a "
+        "mean over its own tokens, then averaged; fixed by normalizing by the number of items in "
+        "the whole batch)",
+        "DP 2, 2 micro-batches, masked tokens: each rank and micro-batch divides its loss by its "
+        "own token count and the gradients are averaged over DP and micro-batches (a mean of "
+        "means), not divided by the global token count", "joint", 2,
+        {"dp": 2, "m": 2, "bug": "local_token_mean"}),
+    "fsdp_grad_divided_twice": (
+        "a plausible variant of the loss-scaling bugs (torchtitan issue #1733): a training loop "
+        "dividing the loss by the world size under FSDP, whose reduce-scatter already averages",
+        "FSDP 2: the loss divided by the DP size before the backward and the reduce-scattered "
+        "gradients divided by the DP size again (FSDP2's gradient divide factor)", "joint", 2,
+        {"dp": 2, "style": "fsdp", "bug": "grad_divided_twice"}),
+}
+
+
+def _dp_program(options, name):
+    from . import dp
+    return dp.DataParallelProgram(name=name, **options)
+
+
+for _case, _options in DP.items():
+    _PROGRAMS[f"dp.{_case}"] = (lambda o=_options, c=_case: _dp_program(o, c))
+for _case, _entry in DP_BUGS.items():
+    _correct = {k: v for k, v in _entry[4].items() if k != "bug"}
+    _PROGRAMS[f"bug.{_case}.correct"] = (lambda o=_correct, c=_case: _dp_program(o, f"{c}_correct"))
+    _PROGRAMS[f"bug.{_case}.buggy"] = (lambda o=_entry[4], c=_case: _dp_program(o, f"{c}_buggy"))
+BUGS.update(DP_BUGS)
 
 
 def names():
