@@ -377,8 +377,9 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
         std::to_string(result.hints_given) + " from " + info.hints + ": " +
             std::to_string(result.hints_proved) + " among the relations proved; " +
             std::to_string(result.hints_related) + " S operators related by the search " +
-            "towards them, " + std::to_string(result.hints_left_unrelated) +
-            " left without a relation there" +
+            "towards them, " + std::to_string(result.hints_full_related) +
+            " by the full search that followed a failed one, " +
+            std::to_string(result.hints_left_unrelated) + " left without a relation there" +
             (result.hints_rerun ? "; that run did not end REFINES (" + result.hints_guided_stop +
                                       ", " + std::to_string(result.hints_guided_nodes) +
                                       " e-nodes), so the verdict is that of a search without hints"
@@ -486,6 +487,7 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
     stats["hints"] = {{"given", result.hints_given},
                       {"proved", result.hints_proved},
                       {"related", result.hints_related},
+                      {"full_related", result.hints_full_related},
                       {"left_unrelated", result.hints_left_unrelated},
                       {"rerun_without", result.hints_rerun}};
     if (result.hints_rerun) {

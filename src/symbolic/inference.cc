@@ -250,6 +250,8 @@ std::string_view HintUseName(HintUse use) {
       return "related";
     case HintUse::kLeftUnrelated:
       return "left-unrelated";
+    case HintUse::kFullRelated:
+      return "full-related";
   }
   return "?";
 }
@@ -400,6 +402,7 @@ class Verifier {
     NodeOutcome outcome;
     bool blocked = false;
     bool truncated = false;
+    bool inlined = false;  // S definitions of unrelated operators were carried into it
   };
 
   // Records a relation of an S tensor (once), and a plain one's D tensor as a replica.
@@ -563,7 +566,8 @@ class Verifier {
     std::vector<size_t> outs;                           // the wanted outputs
     std::vector<std::pair<TensorRef, RelExpr>> hinted;  // their hints (empty: none)
     bool hint_next = false;                             // the next attempt is the guided one
-    int32_t hops = 0;                                   // else the next attempt's depth
+    bool hint_failed = false;  // the guided attempt failed: the full search follows
+    int32_t hops = 0;          // else the next attempt's depth
     bool done = false;
     bool blocked = false;
     HintUse hint_use = HintUse::kNone;
@@ -735,11 +739,21 @@ class Verifier {
           }
         }
       } else if (s.outcome.status != NodeStatus::kConflict) {
-        // No full search: the numbers put the relation among the hinted tensors, so a search of
-        // everything around them costs far more than it is likely to find. Left without a
-        // relation, the operator's S definition is carried into its consumers; and a run that
-        // does not end REFINES is searched again without hints (Verify), so the verdict never
-        // depends on them.
+        // The numbers put the relation among the hinted tensors, so a search of everything
+        // around them costs far more than it is likely to find: no full search, unless the
+        // operator reads both a related tensor and one without a relation whose S definition
+        // was carried in. Then the proof needs D operators that the paths to the hinted
+        // tensors miss (a masked vocabulary-parallel logit reads a mask no D tensor matches),
+        // and an operator left unrelated there fails its consumers and costs the whole run
+        // again without hints: the full search follows. (One reading only unrelated tensors
+        // sits in a chain S computes alone, where the full search finds nothing either.)
+        if (a.inlined && SomeInputRelated(s.id)) {
+          s.hint_failed = true;
+          return;
+        }
+        // Left without a relation, the operator's S definition is carried into its consumers;
+        // a run that does not end REFINES is searched again without hints (Verify), so the
+        // verdict never depends on them.
         s.hint_use = HintUse::kLeftUnrelated;
         s.outcome.status = NodeStatus::kNoRelation;
         s.outcome.detail = "the search towards its hints found none (" + s.outcome.detail + ")";
@@ -751,6 +765,9 @@ class Verifier {
       return FinishOperator(s);
     }
     count_work(s.outcome);
+    if (s.hint_failed && s.outcome.status == NodeStatus::kInferred) {
+      s.hint_use = HintUse::kFullRelated;
+    }
     // Related, a limit, or a conflict; or the whole reachable neighbourhood was searched (a real
     // dead end under the catalogue).
     if (s.outcome.status != NodeStatus::kNoRelation || !a.truncated) return FinishOperator(s);
@@ -763,6 +780,15 @@ class Verifier {
     s.hops = std::max(1, s.hops * 2);
   }
 
+  // Whether some tensor the S operator reads has a relation.
+  bool SomeInputRelated(ir::NodeId id) const {
+    for (const TensorRef& ref : NodeReads(s_graph_, id, spec_)) {
+      auto known = known_.find(ref);
+      if (known != known_.end() && !known->second.empty()) return true;
+    }
+    return false;
+  }
+
   // Records the operator's outcome.
   void FinishOperator(OperatorSearch& s) {
     s.done = true;
@@ -771,6 +797,8 @@ class Verifier {
       result_.nodes.push_back(std::move(outcome));
       return;
     }
+    // A full search after a failed guided one that found nothing either.
+    if (s.hint_failed && s.hint_use == HintUse::kNone) s.hint_use = HintUse::kLeftUnrelated;
     outcome.hint = s.hint_use;
     outcome.attempts = s.attempts;
     outcome.work_nodes = s.work_nodes;
@@ -778,6 +806,7 @@ class Verifier {
     outcome.work_iterations = s.work_iterations;
     if (s.hint_use == HintUse::kRelated) ++result_.hints_related;
     if (s.hint_use == HintUse::kLeftUnrelated) ++result_.hints_left_unrelated;
+    if (s.hint_use == HintUse::kFullRelated) ++result_.hints_full_related;
     // Without a relation its outputs can still be read through S's definition (inlined into a
     // consumer), also the outputs an inferred operator left unrelated because no needed
     // operator's term reads them (nll_loss_forward's total_weight) but a consumer's inputs do.
@@ -981,6 +1010,7 @@ class Verifier {
       covered_.insert(p.inlined_here.begin(), p.inlined_here.end());
     }
     a.truncated = local.truncated();
+    a.inlined = !p.inlined_here.empty();
     return a;
   }
 
@@ -1392,6 +1422,7 @@ VerifyResult Verify(const ir::Graph& s_graph, const ir::Program& d_program, cons
   result.hints_given = guided.hints_given;
   result.hints_related = guided.hints_related;
   result.hints_left_unrelated = guided.hints_left_unrelated;
+  result.hints_full_related = guided.hints_full_related;
   result.hints_proved = guided.hints_proved;
   result.hints_rerun = true;
   result.hints_guided_stop = guided.summary;

@@ -14,7 +14,9 @@
 // Hints (hints.h), when given, guide the search: an operator whose wanted outputs all have hints
 // is searched only over the D operators on the paths from its inputs' related D tensors to the
 // hinted ones; when that relates nothing, the operator is left without a relation (its consumers
-// read its S definition), with no search of the whole neighbourhood. Nothing is trusted: a
+// read its S definition), with no search of the whole neighbourhood, unless the operator reads
+// both a related tensor and an unrelated one whose S definition that attempt carried in (the
+// proof then needs D operators off the paths): then the full search follows. Nothing is trusted: a
 // relation kept is one the e-graph proves, and a guided run that does not end REFINES is run
 // again without hints, whose verdict is the one reported. So a wrong hint costs work, never a
 // verdict.
@@ -92,6 +94,8 @@ enum class HintUse {
   kRelated,        // the search towards the hinted tensors related every output (not
                    // necessarily to the hinted expression: whatever the e-graph proves there)
   kLeftUnrelated,  // it did not: the operator is left without a relation
+  kFullRelated,    // it did not, with an unrelated input's S definition carried in next to a
+                   // related input, and the full search that followed related every output
 };
 std::string_view HintUseName(HintUse use);
 
@@ -199,6 +203,7 @@ struct VerifyResult {
   size_t hints_given = 0;           // hint expressions in InferenceOptions::hints
   size_t hints_related = 0;         // S operators related by the search towards their hints
   size_t hints_left_unrelated = 0;  // S operators that search did not relate
+  size_t hints_full_related = 0;    // related by the full search that followed a failed one
   size_t hints_proved = 0;          // hint expressions among the relations it kept
   // The guided run did not end REFINES, so this result is the run without hints; the counts
   // above, its summary and its e-nodes (summed work) are the guided run's.

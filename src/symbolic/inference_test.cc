@@ -306,6 +306,35 @@ TEST(HintsInferenceTest, GptTp2WithRightHintsRefinesWithNoMoreWork) {
   EXPECT_LE(WorkNodes(hinted), WorkNodes(plain));
 }
 
+// Megatron-Core GPT, joint graph, TP 2, with the hints of a numeric run: the masked
+// vocabulary-parallel logits read a mask (S's `bitwise_or` of the vocabulary bounds) that no D
+// tensor matches, so its S definition is carried into them and their narrow search towards the
+// hinted shards fails. The full search that follows relates them; leaving them unrelated would
+// fail their consumers, and the run without hints would cost more than no hints at all.
+TEST(HintsInferenceTest, McoreJointGuidedNeedsNoRerun) {
+  const std::string corpus = std::string(GG_SOURCE_DIR) + "/tests/corpus/mcore_gpt/joint/";
+  Loaded l{
+      frontend::LoadGraph(corpus + "seq.json"), frontend::LoadProgram({corpus + "tp2.json"}), {}};
+  l.spec = EvaluateSpec(RelationSpec::Load(corpus + "spec.rel"), l.s, l.d);
+  Hints hints =
+      LoadHints(std::string(GG_TEST_DATA_DIR) + "/hints/mcore_gpt_joint_tp2.hints", l.s, l.d);
+  VerifyResult plain = VerifyWith(l, nullptr);
+  VerifyResult hinted = VerifyWith(l, &hints);
+  ASSERT_EQ(plain.verdict, Verdict::kRefines) << Describe(plain, l.s);
+  EXPECT_EQ(hinted.verdict, Verdict::kRefines) << Describe(hinted, l.s);
+  EXPECT_FALSE(hinted.hints_rerun) << hinted.hints_guided_stop;
+  EXPECT_GT(hinted.hints_full_related, 0u);
+  size_t full = 0;
+  for (const NodeOutcome& n : hinted.nodes) {
+    if (n.hint != HintUse::kFullRelated) continue;
+    ++full;
+    EXPECT_EQ(n.status, NodeStatus::kInferred) << l.s.node(n.s_node).name;
+    EXPECT_GE(n.attempts, 2u) << l.s.node(n.s_node).name;  // the narrow search, then the full one
+  }
+  EXPECT_EQ(full, hinted.hints_full_related);
+  EXPECT_LT(WorkNodes(hinted), WorkNodes(plain));
+}
+
 // Random operators relate only under the spec's RNG model: without `rng`, dropout on shards is
 // UNKNOWN at the dropout, and the summary names the operator and the statement; with
 // `rng positional` it REFINES under that premise.
