@@ -338,17 +338,6 @@ int VerdictExitCode(symbolic::Verdict verdict) {
   return report::kExitUnknown;
 }
 
-std::optional<TracedValues> TracedValuesOf(const std::string& graph_path) {
-  if (std::filesystem::path(graph_path).extension() != ".json") return std::nullopt;
-  nlohmann::json root = nlohmann::json::parse(ReadInputFile(graph_path, "graph"), nullptr,
-                                              /*allow_exceptions=*/false);
-  if (!root.is_object() || !root.contains("traced_values")) return std::nullopt;
-  const nlohmann::json& traced = root["traced_values"];  // its form checked by the loader
-  std::filesystem::path file =
-      std::filesystem::path(graph_path).parent_path() / traced.value("file", "");
-  return TracedValues{file.string(), traced.value("why", "")};
-}
-
 int RunVerify(const ParsedCommand& command, std::ostream& out) {
   const std::string to_stdout =
       StdoutReportOption(command, {"--json", "--sarif", "--junit", "--html"});
@@ -462,6 +451,17 @@ int RunExplain(const ParsedCommand& command, std::ostream& out) {
 }
 
 }  // namespace
+
+std::optional<TracedValues> TracedValuesOf(const std::string& graph_path) {
+  if (std::filesystem::path(graph_path).extension() != ".json") return std::nullopt;
+  nlohmann::json root = nlohmann::json::parse(ReadInputFile(graph_path, "graph"), nullptr,
+                                              /*allow_exceptions=*/false);
+  if (!root.is_object() || !root.contains("traced_values")) return std::nullopt;
+  const nlohmann::json& traced = root["traced_values"];  // its form checked by the loader
+  std::filesystem::path file =
+      std::filesystem::path(graph_path).parent_path() / traced.value("file", "");
+  return TracedValues{file.string(), traced.value("why", "")};
+}
 
 std::vector<OptionSpec> GraphInputOptions(bool required) {
   OptionSpec seq = OptionSpec::One("--seq", "FILE", "the sequential model's graph");

@@ -200,7 +200,7 @@ TEST(ExecuteProgram, AllToAllSplitsTheRanksDisagreeOnAreInputErrors) {
   ir::Program p = AllToAllProgram(sends);
   // Rank 1 expects 1 row from rank 0, which sends it none; its input then has rows to spare.
   p.ranks[1].nodes[1].args[1] = Ints({1, 1});
-  p.ranks[1].nodes[1].outputs[0].type.shape = {ir::Dim(2), ir::Dim(2)};
+  p.ranks[1].nodes[1].outputs[0].type->shape = {ir::Dim(2), ir::Dim(2)};
   try {
     ExecuteProgram(p, AllToAllInputs(sends));
     FAIL() << "expected an InputError";
