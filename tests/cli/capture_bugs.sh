@@ -8,7 +8,8 @@
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
-# on real torchtitan and real megatron-core too, one of them a pipeline (the whole columns:
+# on real torchtitan and real megatron-core too, one of them a pipeline, one expert-parallel with
+# data-dependent all-to-all splits (checked on its traced values.json; the whole columns:
 # make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
@@ -21,7 +22,8 @@ if "$GG" check --help >/dev/null 2>&1; then
   python3 "$ROOT/scripts/capture/make_bugs.py" --out "$ROOT/tests/bugs" --checks "$GG" --check \
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
-    --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd
+    --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
+    --only ep_wrong_expert_rank
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

@@ -71,9 +71,11 @@ class EPMoE(torch.nn.Module):
     def destination(self, expert):
         """(rank, local expert) of a global expert id: contiguous blocks; the bug routes as if
         the experts were placed round-robin."""
+        def floor(e, n):  # aten::div.Tensor_mode (`//` records floor_divide with an int operand)
+            return torch.div(e, n, rounding_mode="floor")
         if self.bug == "interleaved_placement":
-            return expert % self.ep.size, expert // self.ep.size
-        return expert // self.local, expert % self.local
+            return expert % self.ep.size, floor(expert, self.ep.size)
+        return floor(expert, self.local), expert % self.local
 
     def forward(self, x):
         t, h = x.shape
