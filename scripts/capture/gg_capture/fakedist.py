@@ -6,6 +6,7 @@ group names. Each rank is captured in its own init/destroy cycle, so group names
 every rank ("0" for the world, then "1", "2", ... in creation order).
 """
 import contextlib
+import datetime
 
 import torch.distributed as dist
 from torch.distributed.distributed_c10d import _resolve_process_group
@@ -31,8 +32,10 @@ def live_world(world_size: int, rank: int, store_path: str):
     fake world's ("0" for the world, then "1", ... in creation order)."""
     if dist.is_initialized():
         dist.destroy_process_group()
+    # a rank that fails leaves the others waiting in a collective: give up after a minute
+    # rather than gloo's default half hour
     dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank,
-                            world_size=world_size)
+                            world_size=world_size, timeout=datetime.timedelta(seconds=60))
     try:
         yield dist.group.WORLD
     finally:
