@@ -50,14 +50,23 @@ def capture_case(case, out):
         # a real library's code monkeypatched while this variant is traced (models/megatron_core.py)
         with getattr(program, "patches", contextlib.nullcontext)():
             seq = trace.trace_rank(program, 1, 0, mode)
-            ranks = [trace.trace_rank(program, degree, r, mode) for r in range(degree)]
+            ranks = trace.trace_ranks(program, degree, mode)
+        # value-dependent shapes (expert parallelism): the traced values of S's inputs, which
+        # check runs on (numeric_check)
+        traced = None
+        if hasattr(seq, "values"):
+            traced = {"file": "values.json",
+                      "why": "shapes follow from values read at trace time (the all-to-all split "
+                             f"sizes of {program.name})"}
+            with open(os.path.join(d, "values.json"), "w") as f:
+                f.write(fxjson.values_text(seq.values))
         with open(os.path.join(d, "seq.json"), "w") as f:
-            f.write(fxjson.program_text([seq.graph]))
+            f.write(fxjson.program_text([seq.graph], traced_values=traced))
         groups = {}
         for r in ranks:
             groups.update(r.groups)
         with open(os.path.join(d, f"tp{degree}.json"), "w") as f:
-            f.write(fxjson.program_text([r.graph for r in ranks], groups))
+            f.write(fxjson.program_text([r.graph for r in ranks], groups, traced))
         with open(os.path.join(d, "spec.rel"), "w") as f:
             f.write(spec.spec_text(f"{program.name}: {program.plan}", ranks[0]))
     return {"case": case, "source": source, "pattern": pattern, "mode": mode, "degree": degree,
@@ -65,10 +74,14 @@ def capture_case(case, out):
 
 
 def numeric_check(graphguard, case_dir, degree):
-    """`graphguard check` of one case: (HOLDS | FAILS | ..., its first line)."""
+    """`graphguard check` of one case: (HOLDS | FAILS | ..., its first line); on the case's
+    values.json where it has one."""
     cmd = [graphguard, "check", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
            os.path.join(case_dir, f"tp{degree}.json"), "--relations",
            os.path.join(case_dir, "spec.rel"), "--no-timing"]
+    values = os.path.join(case_dir, "values.json")
+    if os.path.exists(values):  # graphs that replay only on their traced values
+        cmd += ["--inputs", values]
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
     # "check: HOLDS (...)" -> HOLDS

@@ -11,6 +11,7 @@
 #include "frontend/auto_resize.h"
 #include "frontend/loader.h"
 #include "frontend/memory_estimate.h"
+#include "frontend/node_check.h"
 #include "frontend/resize.h"
 #include "ir/graph_edit.h"
 #include "report/exit_codes.h"
@@ -20,6 +21,7 @@
 #include "runtime/check.h"
 #include "runtime/check_report.h"
 #include "runtime/device.h"
+#include "runtime/op_kernels.h"
 #include "symbolic/relation.h"
 #include "symbolic/relation_spec.h"
 #include "util/diagnostic.h"
@@ -76,6 +78,64 @@ VerifyReport LoadVerifyReport(const std::string& path, const ir::Graph& s_graph,
     }
   }
   return result;
+}
+
+// S's inputs, in signature order, from a values file ({"format": "graphguard-values",
+// "inputs": {name: {"type": "f32[4, 16]", "data": [...]}}}, docs/graph-format.md): every input
+// of S by name, its type as S's graph has it.
+std::vector<at::Tensor> LoadValues(const std::string& path, const ir::Graph& s_graph) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(ReadInputFile(path, "values file"));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, std::string("malformed JSON values file: ") + e.what());
+  }
+  if (!root.is_object() || root.value("format", "") != "graphguard-values" ||
+      !root.contains("inputs") || !root["inputs"].is_object()) {
+    throw InputError(path, 0,
+                     "not a values file (a JSON object with \"format\": \"graphguard-values\" "
+                     "and an \"inputs\" object)");
+  }
+  std::vector<at::Tensor> values;
+  for (ir::NodeId id : s_graph.inputs) {
+    const ir::Node& node = s_graph.node(id);
+    const nlohmann::json& all = root["inputs"];
+    if (!all.contains(node.name)) {
+      throw InputError(path, 0,
+                       "no value for S's input '" + node.name + "' (" + s_graph.file +
+                           "); the file must hold every input of S by name");
+    }
+    const nlohmann::json& entry = all[node.name];
+    const std::optional<ir::TensorType>& want = node.outputs.at(0).type;
+    std::string why;
+    std::optional<ir::TensorType> type =
+        ir::ParseTensorType(entry.value("type", std::string()), &why);
+    if (!type || !entry.contains("data") || !entry["data"].is_array()) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "': needs a \"type\" and a \"data\" array" +
+                           (why.empty() ? "" : " (" + why + ")"));
+    }
+    if (!want || !(*type == *want)) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "' is " + frontend::TypeText(type) + " but S has " +
+                           frontend::TypeText(want));
+    }
+    std::vector<int64_t> shape;
+    for (const ir::Dim& d : type->shape) shape.push_back(d.value());
+    std::vector<double> data;
+    for (const nlohmann::json& v : entry["data"]) {
+      if (!v.is_number()) throw InputError(path, 0, "input '" + node.name + "': a non-number");
+      data.push_back(v.get<double>());
+    }
+    at::Tensor t = at::tensor(data, at::kDouble);
+    if (t.numel() != c10::multiply_integers(shape)) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "' has " + std::to_string(t.numel()) +
+                           " elements for " + frontend::TypeText(type));
+    }
+    values.push_back(t.reshape(shape).to(runtime::ToAten(type->dtype)));
+  }
+  return values;
 }
 
 CommandHandler& DistributedCheckRunner() {
@@ -174,6 +234,16 @@ CheckSetup PrepareCheck(const ParsedCommand& command) {
   setup.d_program = frontend::LoadProgram(info.dist);
   ApplyResize(command, &setup.s_graph, &setup.d_program, &info.resize, &info.resize_dist);
   RequireStaticShapes(setup.s_graph, setup.d_program, "check");
+  if (command.Has("--inputs")) {
+    const std::string values = command.One("--inputs");
+    setup.options.s_inputs = LoadValues(values, setup.s_graph);
+    setup.options.s_inputs_note = "S's inputs from " + values + " (not drawn)";
+  } else if (std::optional<TracedValues> traced = TracedValuesOf(info.seq)) {
+    throw NotExecutableError(
+        info.seq, 0,
+        "the graphs replay only on the values they were traced with (" + traced->why +
+            "): random inputs would take other shapes; run check with --inputs " + traced->file);
+  }
   symbolic::RelationSpec spec = symbolic::RelationSpec::Load(info.relations);
   setup.relations = symbolic::EvaluateSpec(spec, setup.s_graph, setup.d_program);
   if (setup.relations.expected_outputs.empty()) {

@@ -99,6 +99,9 @@ CommandSpec CheckSpec() {
                           "also check every relation of a 'verify --json' report"),
           OptionSpec::One("--json", "FILE", "also write the JSON report; '-': stdout only"),
           OptionSpec::One("--seed", "N", "random seed of the inputs (default 0)"),
+          OptionSpec::One("--inputs", "VALUES",
+                          "S's inputs from a values file (graph-format.md), not random: the "
+                          "values graphs with value-dependent shapes were traced with"),
           OptionSpec::One("--device", "cpu|cuda[:N]",
                           "where S and D run (default cpu; exit 2 without a CUDA device)"),
           OptionSpec::Flag("--no-timing", "leave wall-clock times out of the reports"),

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -345,8 +346,17 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
   const uint64_t budget = MemoryBudget(command);
   VerifyRun run = RunVerification(command, progress.get());
   uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+  std::optional<TracedValues> traced = TracedValuesOf(command.One("--seq"));
   if (run.result.verdict == symbolic::Verdict::kUnknown && !command.Has("--no-numeric")) {
-    if (Gatherer()) {
+    if (Gatherer() && traced) {
+      // Random inputs would take shapes the graphs do not have: no evidence from them.
+      symbolic::NumericEvidence evidence;
+      evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
+      evidence.error = "the numeric run was skipped: " + command.One("--seq") +
+                       " replays only on the values it was traced with (" + traced->why +
+                       "); run 'graphguard check --inputs " + traced->file + "'";
+      symbolic::ApplyNumericEvidence(&run.result, evidence);
+    } else if (Gatherer()) {
       if (progress->enabled()) {
         report::VerifyProgress(run.s_graph, progress.get())
             .Phase("numeric evidence (S and D on random inputs)");
@@ -441,6 +451,17 @@ int RunExplain(const ParsedCommand& command, std::ostream& out) {
 }
 
 }  // namespace
+
+std::optional<TracedValues> TracedValuesOf(const std::string& graph_path) {
+  if (std::filesystem::path(graph_path).extension() != ".json") return std::nullopt;
+  nlohmann::json root = nlohmann::json::parse(ReadInputFile(graph_path, "graph"), nullptr,
+                                              /*allow_exceptions=*/false);
+  if (!root.is_object() || !root.contains("traced_values")) return std::nullopt;
+  const nlohmann::json& traced = root["traced_values"];  // its form checked by the loader
+  std::filesystem::path file =
+      std::filesystem::path(graph_path).parent_path() / traced.value("file", "");
+  return TracedValues{file.string(), traced.value("why", "")};
+}
 
 std::vector<OptionSpec> GraphInputOptions(bool required) {
   OptionSpec seq = OptionSpec::One("--seq", "FILE", "the sequential model's graph");

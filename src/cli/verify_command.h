@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,17 @@ std::vector<OptionSpec> CiReportOptions();
 // terminal and --quiet is not given, else silent. It appears once the run has lasted
 // GG_PROGRESS_AFTER_MS milliseconds (default 1000; the pseudo-terminal test sets 0).
 std::unique_ptr<report::ProgressLine> MakeProgressLine(const ParsedCommand& command);
+
+// A graph file whose shapes follow from the values it was traced with (its JSON
+// "traced_values": expert parallelism's all-to-all split sizes, docs/graph-format.md): the path
+// of the values file of S's inputs (relative to the graph file) and why. nullopt for any other
+// graph file (FX text included). Random inputs would take other shapes, so numeric runs use
+// those values (check --inputs) or do not run.
+struct TracedValues {
+  std::string file;
+  std::string why;
+};
+std::optional<TracedValues> TracedValuesOf(const std::string& graph_path);
 
 // The numeric commands (check, infer-relations) execute the graphs: a graph with symbolic dims
 // (captured with dynamic shapes) is bad input naming the first such value and its line.

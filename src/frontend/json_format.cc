@@ -204,7 +204,17 @@ class JsonReader {
       Fail(root, "unsupported version " + version.dump() + " (this GraphGuard reads version " +
                      std::to_string(kJsonFormatVersion) + ")");
     }
-    CheckKeys(root, {"format", "version", "graph", "graphs", "process_groups"});
+    CheckKeys(root, {"format", "version", "graph", "graphs", "process_groups", "traced_values"});
+    if (root.contains("traced_values")) {
+      // The graphs replay only on the values they were traced with (a values file for S's
+      // inputs, `file`, and why): the numeric commands read it (cli TracedValuesOf).
+      const Json& traced = root["traced_values"];
+      if (!traced.is_object()) Fail(traced, "\"traced_values\" must be an object");
+      CheckKeys(traced, {"file", "why"});
+      if (!Require(traced, "file").is_string() || !Require(traced, "why").is_string()) {
+        Fail(traced, "\"traced_values\" needs strings \"file\" and \"why\"");
+      }
+    }
     JsonGraphs result;
     if (root.contains("process_groups")) ReadGroups(root["process_groups"], root, &result);
     groups_ = result.groups;

@@ -343,6 +343,16 @@ void CheckCollectives(ir::Program* program, const std::set<std::string>& strict_
           }
           (input ? call.input_splits : call.output_splits) = std::move(sizes);
         }
+        // With its own input split sizes a member's dim 0 is its own (expert parallelism sends
+        // each rank as many rows as route there): the members agree on dtype and the other dims.
+        if (call.input_splits && !inputs.empty()) {
+          const ir::NodeOutput& out = g.nodes.at(inputs[0].node).outputs.at(inputs[0].output);
+          if (out.type && !out.type->shape.empty()) {
+            ir::TensorType rows_free = *out.type;
+            rows_free.shape[0] = ir::Dim::Symbol("rows");
+            call.input_type = TypeText(rows_free);
+          }
+        }
       }
       calls[*group][g.rank].push_back(std::move(call));
     }

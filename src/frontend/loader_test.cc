@@ -71,6 +71,10 @@ TEST(Loader, SmallGoodGraphs) {
   EXPECT_EQ(mlp.nodes.size(), 7u);
   ir::Graph tiny = LoadGraph(kData + "/good/tiny.json");
   EXPECT_EQ(tiny.name, "tiny");
+  // all_to_all_single with uneven splits (expert parallelism): each rank's input has its own
+  // dim 0 (5 and 4 rows), the split sizes agree across the group.
+  ir::Program uneven = LoadProgram({kData + "/good/all_to_all_uneven"});
+  ASSERT_EQ(uneven.world_size(), 2);
 }
 
 TEST(Loader, JsonProgramsLoadLikeTheirSource) {

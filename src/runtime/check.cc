@@ -216,7 +216,11 @@ CheckResult RunCheck(const ir::Graph& s_graph, const ir::Program& d_program,
                      const std::vector<symbolic::Relation>& inferred, const CheckOptions& options) {
   // Drawn on the CPU, moved once: every pass runs S and D from the same device copies.
   ProgramInputs inputs =
-      InputsOn(SynthesizeInputs(s_graph, d_program, spec, options.seed), options.device);
+      InputsOn(SynthesizeInputs(s_graph, d_program, spec, options.seed,
+                                options.s_inputs.empty() ? nullptr : &options.s_inputs),
+               options.device);
+  if (!options.s_inputs_note.empty())
+    inputs.notes.insert(inputs.notes.begin(), options.s_inputs_note);
   CheckPlan plan = PlanCheck(s_graph, d_program, spec, inferred, options);
   auto run_d = [&](size_t pass, const ExecutionOptions& exec, FingerprintTable* fingerprints) {
     ExecutionOptions d_exec = exec;

@@ -27,6 +27,10 @@ namespace gg::runtime {
 
 struct CheckOptions {
   uint64_t seed = 0;
+  // S's inputs, in S's signature order, instead of random ones (check --inputs: the values a
+  // graph with value-dependent shapes was traced with); D's are derived from them as usual.
+  std::vector<at::Tensor> s_inputs;
+  std::string s_inputs_note;  // where they came from, for the report's input notes
   // Dropout is turned off in S and D (masks would come from unrelated random streams otherwise).
   bool dropout_off = true;
   // S tensors the symbolic engine could not relate (a verify report's first failure): their

@@ -21,6 +21,78 @@ at::Tensor ReduceTensors(const std::vector<at::Tensor>& inputs, const std::strin
   throw std::invalid_argument("unknown reduce op '" + reduce_op + "'");
 }
 
+namespace {
+
+// Member `m`'s split sizes (`given`, or equal splits of its dim 0 over n members when empty),
+// checked against its input's dim 0.
+std::vector<int64_t> SplitsOf(const at::Tensor& t, const std::vector<int64_t>& given, int64_t n,
+                              int64_t m, const char* which) {
+  if (t.dim() == 0) throw std::invalid_argument("all_to_all of a 0-d tensor");
+  if (given.empty()) {
+    if (t.size(0) % n != 0) {
+      throw std::invalid_argument("all_to_all: dim 0 is not divisible by the group size");
+    }
+    return std::vector<int64_t>(n, t.size(0) / n);
+  }
+  if (static_cast<int64_t>(given.size()) != n) {
+    throw std::invalid_argument("all_to_all: member " + std::to_string(m) + "'s " + which +
+                                " has " + std::to_string(given.size()) + " sizes for " +
+                                std::to_string(n) + " members");
+  }
+  int64_t total = 0;
+  for (int64_t s : given) {
+    if (s < 0) throw std::invalid_argument("all_to_all: a negative split size");
+    total += s;
+  }
+  if (std::string(which) == "input_split_sizes" && total != t.size(0)) {
+    throw std::invalid_argument("all_to_all: member " + std::to_string(m) +
+                                "'s input_split_sizes sum to " + std::to_string(total) +
+                                " but its input has " + std::to_string(t.size(0)) + " rows");
+  }
+  return given;
+}
+
+// Member i's output is, in member order, the rows every member j sends it: j's input rows
+// [sum(in_j[0..i)), + in_j[i]). Equal splits are the special case in_j[i] = dim 0 / n.
+std::vector<at::Tensor> AllToAll(const CollectiveCall& call) {
+  const std::vector<at::Tensor>& in = call.inputs;
+  int64_t n = static_cast<int64_t>(in.size());
+  auto list = [&](const std::vector<std::vector<int64_t>>& lists, int64_t m) {
+    static const std::vector<int64_t> kNone;
+    return m < static_cast<int64_t>(lists.size()) ? lists[m] : kNone;
+  };
+  std::vector<std::vector<at::Tensor>> chunks;  // chunks[j][i]: what member j sends member i
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<int64_t> sizes =
+        SplitsOf(in[j], list(call.input_splits, j), n, j, "input_split_sizes");
+    chunks.push_back(in[j].split_with_sizes(sizes, 0));
+  }
+  std::vector<at::Tensor> out;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::vector<int64_t>& expected = list(call.output_splits, i);
+    if (!expected.empty() && static_cast<int64_t>(expected.size()) != n) {
+      throw std::invalid_argument("all_to_all: member " + std::to_string(i) +
+                                  "'s output_split_sizes has " + std::to_string(expected.size()) +
+                                  " sizes for " + std::to_string(n) + " members");
+    }
+    std::vector<at::Tensor> parts;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t rows = chunks[j][i].size(0);
+      if (!expected.empty() && expected[j] != rows) {
+        throw std::invalid_argument("all_to_all: member " + std::to_string(j) + " sends " +
+                                    std::to_string(rows) + " rows to member " + std::to_string(i) +
+                                    ", whose output_split_sizes expect " +
+                                    std::to_string(expected[j]));
+      }
+      parts.push_back(chunks[j][i]);
+    }
+    out.push_back(at::cat(parts, 0));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<at::Tensor> RunCollective(const CollectiveCall& call) {
   const std::vector<at::Tensor>& in = call.inputs;
   int64_t n = static_cast<int64_t>(in.size());
@@ -53,22 +125,8 @@ std::vector<at::Tensor> RunCollective(const CollectiveCall& call) {
       for (int64_t i = 0; i < n; ++i) out.push_back(in[call.source].clone());
       return out;
     }
-    case ir::CollectiveKind::kAllToAll: {
-      // Equal splits: rank i's output chunk j is rank j's input chunk i.
-      std::vector<std::vector<at::Tensor>> chunks;
-      for (const at::Tensor& t : in) {
-        if (t.dim() == 0 || t.size(0) % n != 0) {
-          throw std::invalid_argument("all_to_all: dim 0 is not divisible by the group size");
-        }
-        chunks.push_back(t.chunk(n, 0));
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        std::vector<at::Tensor> parts;
-        for (int64_t j = 0; j < n; ++j) parts.push_back(chunks[j][i]);
-        out.push_back(at::cat(parts, 0));
-      }
-      return out;
-    }
+    case ir::CollectiveKind::kAllToAll:
+      return AllToAll(call);
     case ir::CollectiveKind::kWait:
       return in;
     case ir::CollectiveKind::kSend:  // point-to-point transfers: not a group's collective

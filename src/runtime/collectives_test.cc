@@ -43,6 +43,24 @@ TEST(Collectives, GatherScatterBroadcastAllToAll) {
                std::invalid_argument);
 }
 
+// Uneven splits: member 0 keeps 2 rows and sends member 1 none; member 1 sends 1 row to each.
+TEST(Collectives, AllToAllWithUnevenSplits) {
+  CollectiveCall call{ir::CollectiveKind::kAllToAll,
+                      "sum",
+                      0,
+                      {T({1, 2}, {2, 1}), T({3, 4}, {2, 1})},
+                      {{2, 0}, {1, 1}},
+                      {{2, 1}, {0, 1}}};
+  std::vector<at::Tensor> a = RunCollective(call);
+  EXPECT_TRUE(at::equal(a[0], T({1, 2, 3}, {3, 1})));
+  EXPECT_TRUE(at::equal(a[1], T({4}, {1, 1})));
+  call.output_splits = {{1, 1}, {1, 1}};  // member 0 expects 1 row from itself: it sends 2
+  EXPECT_THROW(RunCollective(call), std::invalid_argument);
+  call.output_splits.clear();
+  call.input_splits = {{1, 0}, {1, 1}};  // member 0's sizes do not cover its 2 rows
+  EXPECT_THROW(RunCollective(call), std::invalid_argument);
+}
+
 TEST(Collectives, Bf16SumKeepsDtype) {
   std::vector<at::Tensor> in = {at::ones({3}, at::kBFloat16), at::ones({3}, at::kBFloat16)};
   at::Tensor r = ReduceTensors(in, "sum");

@@ -535,10 +535,12 @@ std::vector<int32_t> Members(const ir::Program& program, const std::string& grou
   return all;
 }
 
-// The collective a rank waits in, as that rank's call: its input, reduce op, broadcast source
-// and the group's members; InputError at the node when the arguments contradict the group.
+// The collective a rank waits in, as that rank's call: its input, reduce op, broadcast source,
+// all-to-all split sizes and the group's members; InputError at the node when the arguments
+// contradict the group. An all_to_all_single with unequal splits is not executable unless
+// `uneven_splits` (the in-process collectives run them; the MPI and NCCL backends do not).
 RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
-                            const std::string& group) {
+                            const std::string& group, bool uneven_splits) {
   const ir::Node& node = run.graph().node(*run.blocked());
   const ir::OpInfo& info = run.Info(node);
   RankCollective call;
@@ -572,11 +574,15 @@ RankCollective DescribeCall(RankRun& run, const std::vector<int32_t>& members,
       for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
         if (!args.has(splits) || !args[splits].is_int_list()) continue;
         std::vector<int64_t> sizes = args[splits].as_int_list();
-        for (int64_t s : sizes) {
-          if (s != sizes[0]) {
-            run.NotExecutable(node, "all_to_all_single with unequal splits (not modelled)");
-          }
+        bool equal =
+            std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes[0]; });
+        if (!equal && !uneven_splits) {
+          run.NotExecutable(node,
+                            "all_to_all_single with unequal splits (only the in-process "
+                            "collectives run them)");
         }
+        (std::string(splits) == "input_split_sizes" ? call.input_splits : call.output_splits) =
+            sizes;
       }
     }
   } catch (const InputError&) {
@@ -600,7 +606,7 @@ void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members,
       run.Fail(node, "collective " + node.op.ToString() + " meets " + node0.op.ToString() +
                          " on rank " + std::to_string(members[0]));
     }
-    RankCollective mine = DescribeCall(run, members, group);
+    RankCollective mine = DescribeCall(run, members, group, /*uneven_splits=*/true);
     if (r == members[0]) {
       call.kind = mine.kind;
       call.reduce_op = mine.reduce_op;
@@ -610,6 +616,8 @@ void Complete(std::vector<RankRun>& runs, const std::vector<int32_t>& members,
       run.Fail(node, "reduce op '" + mine.reduce_op + "' meets '" + call.reduce_op + "'");
     }
     call.inputs.push_back(mine.input);
+    call.input_splits.push_back(mine.input_splits);
+    call.output_splits.push_back(mine.output_splits);
   }
   std::vector<at::Tensor> outputs;
   try {
@@ -719,7 +727,8 @@ ExecutionResult ExecuteRank(const ir::Program& program, int32_t rank, const Grap
     if (std::find(members.begin(), members.end(), rank) == members.end()) {
       run.Fail(node, "rank " + std::to_string(rank) + " is not a member of group '" + group + "'");
     }
-    run.FinishCollective(run.CallBackend(node, DescribeCall(run, members, group)));
+    run.FinishCollective(
+        run.CallBackend(node, DescribeCall(run, members, group, /*uneven_splits=*/false)));
   }
   return run.TakeResult();
 }

@@ -34,6 +34,11 @@ struct RankCollective {
   int32_t rank = 0;               // the calling rank
   at::Tensor input;               // its input (kRecv: the buffer, giving shape and dtype)
   int32_t peer = -1;              // kSend, kRecv: the other rank (global)
+  // kAllToAll: the rows this rank sends to / receives from each member, in group order, as
+  // all_to_all_single's input_split_sizes / output_split_sizes give them (empty: None, equal
+  // splits of dim 0).
+  std::vector<int64_t> input_splits;
+  std::vector<int64_t> output_splits;
 };
 
 // Computes the calling rank's output of a collective whose other members run elsewhere (other

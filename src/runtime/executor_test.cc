@@ -125,6 +125,92 @@ TEST(ExecuteProgram, BroadcastSourceIsAPositionInTheGroup) {
   EXPECT_THROW(ExecuteProgram(p, inputs), InputError);
 }
 
+// all_to_all_single with uneven splits, as expert parallelism dispatches tokens: rank r sends
+// sends[r][j] rows to rank j. Row k of what r sends j holds 100 r + 10 j + k (float64), so each
+// output row says where it came from.
+Value Ints(const std::vector<int64_t>& v);
+
+ir::Program AllToAllProgram(const std::vector<std::vector<int64_t>>& sends) {
+  int world = static_cast<int>(sends.size());
+  ir::Program p;
+  for (int r = 0; r < world; ++r) {
+    std::vector<int64_t> out_splits;
+    int64_t rows_in = 0, rows_out = 0;
+    for (int j = 0; j < world; ++j) {
+      out_splits.push_back(sends[j][r]);
+      rows_in += sends[r][j];
+      rows_out += sends[j][r];
+    }
+    Builder b;
+    b.g.rank = r;
+    b.g.file = "rank" + std::to_string(r) + ".py";
+    ir::TensorType in_type{ir::DType::kFloat64, {rows_in, 2}};
+    ir::TensorType out_type{ir::DType::kFloat64, {rows_out, 2}};
+    Value x = b.Input("x", in_type);
+    Value a2a = b.Op("a2a", "_c10d_functional::all_to_all_single.default",
+                     {x, Ints(out_splits), Ints(sends[r]), "g"}, out_type, 5);
+    b.g.outputs = {b.Op("y", "_c10d_functional::wait_tensor.default", {a2a}, out_type)};
+    p.ranks.push_back(b.g);
+    p.groups["g"].push_back(r);
+  }
+  return p;
+}
+
+Value Ints(const std::vector<int64_t>& v) { return Value::List(v.begin(), v.end()); }
+
+at::Tensor Rows(const std::vector<double>& labels) {
+  return at::tensor(labels, at::kDouble).unsqueeze(1).repeat({1, 2}).reshape({-1, 2});
+}
+
+std::vector<GraphInputs> AllToAllInputs(const std::vector<std::vector<int64_t>>& sends) {
+  std::vector<GraphInputs> inputs;
+  for (size_t r = 0; r < sends.size(); ++r) {
+    std::vector<double> labels;
+    for (size_t j = 0; j < sends.size(); ++j) {
+      for (int64_t k = 0; k < sends[r][j]; ++k) labels.push_back(100.0 * r + 10.0 * j + k);
+    }
+    inputs.push_back({{Rows(labels)}, {}});
+  }
+  return inputs;
+}
+
+TEST(ExecuteProgram, AllToAllWithUnevenSplitsOverTwoAndFourRanks) {
+  // World 2: rank 0 sends rank 1 nothing. World 4: rank 1 sends nothing at all (its input has
+  // no rows) and rank 2 receives nothing from ranks 0 and 2.
+  for (const std::vector<std::vector<int64_t>>& sends :
+       std::vector<std::vector<std::vector<int64_t>>>{
+           {{3, 0}, {1, 2}}, {{1, 0, 2, 0}, {0, 0, 0, 0}, {2, 1, 0, 3}, {1, 1, 1, 1}}}) {
+    size_t world = sends.size();
+    SCOPED_TRACE(std::to_string(world) + " ranks");
+    std::vector<ExecutionResult> out =
+        ExecuteProgram(AllToAllProgram(sends), AllToAllInputs(sends));
+    ASSERT_EQ(out.size(), world);
+    for (size_t i = 0; i < world; ++i) {
+      std::vector<double> expected;  // from every rank j in rank order, what j sends i
+      for (size_t j = 0; j < world; ++j) {
+        for (int64_t k = 0; k < sends[j][i]; ++k) expected.push_back(100.0 * j + 10.0 * i + k);
+      }
+      EXPECT_TRUE(at::equal(out[i].outputs[0], Rows(expected))) << "rank " << i;
+    }
+  }
+}
+
+TEST(ExecuteProgram, AllToAllSplitsTheRanksDisagreeOnAreInputErrors) {
+  std::vector<std::vector<int64_t>> sends = {{3, 0}, {1, 2}};
+  ir::Program p = AllToAllProgram(sends);
+  // Rank 1 expects 1 row from rank 0, which sends it none; its input then has rows to spare.
+  p.ranks[1].nodes[1].args[1] = Ints({1, 1});
+  p.ranks[1].nodes[1].outputs[0].type->shape = {ir::Dim(2), ir::Dim(2)};
+  try {
+    ExecuteProgram(p, AllToAllInputs(sends));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(std::string(e.what()).find("output_split_sizes expect 1"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ExecuteProgram, MismatchedCollectivesAreInputErrors) {
   ir::Program p = CollectiveProgram(2, "sum");
   // Rank 1 stops before its reduce_scatter: rank 0 waits forever.

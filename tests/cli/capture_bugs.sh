@@ -8,7 +8,8 @@
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
-# on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, and
+# on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, one
+# expert-parallel with data-dependent all-to-all splits (checked on its traced values.json), and
 # the ring-attention case whose correct version the symbolic engine cannot prove (ring_cp.py; the
 # whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
@@ -23,7 +24,7 @@ if "$GG" check --help >/dev/null 2>&1; then
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
     --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
-    --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis
+    --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

@@ -66,16 +66,26 @@ def texts(program, world, mode):
     """Trace S and every rank of D: {"seq.json": ..., "dist.json": ..., "spec.rel": ...}, the
     texts write() puts in its directory."""
     seq = trace.trace_rank(program, 1, 0, mode)
-    ranks = [trace.trace_rank(program, world, r, mode) for r in range(world)]
+    ranks = trace.trace_ranks(program, world, mode)
     groups = {}
     for r in ranks:
         groups.update(r.groups)
     if world > 1 and not groups:
         groups = {"0": list(range(world))}
     title = f"{program.name}: {program.plan}"
-    return {"seq.json": fxjson.program_text([seq.graph]),
-            "dist.json": fxjson.program_text([r.graph for r in ranks], groups),
-            "spec.rel": spec.spec_text(title, ranks[0])}
+    traced = None
+    if hasattr(seq, "values"):
+        # shapes that follow from values (expert parallelism's split sizes): the graphs replay
+        # only on S's traced inputs (and D's, derived from them through the spec), kept here
+        traced = {"file": "values.json",
+                  "why": "shapes follow from values read at trace time (the all-to-all split "
+                         f"sizes of {program.name})"}
+    files = {"seq.json": fxjson.program_text([seq.graph], traced_values=traced),
+             "dist.json": fxjson.program_text([r.graph for r in ranks], groups, traced),
+             "spec.rel": spec.spec_text(title, ranks[0])}
+    if traced:
+        files["values.json"] = fxjson.values_text(seq.values)
+    return files
 
 
 def _write_texts(files, out_dir):

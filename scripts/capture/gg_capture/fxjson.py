@@ -200,9 +200,16 @@ def _graph_text(graph, indent):
     return text
 
 
-def program_text(graphs, process_groups=None):
-    """The JSON text of one graph (single-graph form) or of a program (ranks + groups)."""
+def program_text(graphs, process_groups=None, traced_values=None):
+    """The JSON text of one graph (single-graph form) or of a program (ranks + groups).
+
+    traced_values (a dict: "file", the values file, and "why"): the graphs replay only on the
+    values they were traced with (shapes that follow from values: expert parallelism's split
+    sizes), which `file` holds for S's inputs (values_text); graphguard's numeric runs then use
+    those values instead of random ones."""
     head = '{\n  "format": "graphguard-graph",\n  "version": 1,\n'
+    if traced_values is not None:
+        head += f'  "traced_values": {_dump(traced_values)},\n'
     if process_groups is None:
         assert len(graphs) == 1
         return head + '  "graph": ' + _graph_text(graphs[0], "  ") + "\n}\n"
@@ -210,3 +217,16 @@ def program_text(graphs, process_groups=None):
     text = head + f'  "process_groups": {_dump(groups)},\n  "graphs": ['
     text += ",".join("\n    " + _graph_text(g, "    ") for g in graphs)
     return text + "\n  ]\n}\n"
+
+
+def values_text(values):
+    """The JSON text of a values file: each named input's dtype, shape and elements (row-major;
+    floats as Python writes them, which read back to the same float32 or float64)."""
+    entries = []
+    for name, t in values.items():
+        flat = t.detach().reshape(-1)
+        data = flat.tolist() if t.dtype != torch.bool else [int(v) for v in flat.tolist()]
+        entries.append(f'    {_dump(name)}: {{"type": {_dump(type_string(t))}, '
+                       f'"data": {_dump(data)}}}')
+    return ('{\n  "format": "graphguard-values",\n  "version": 1,\n  "inputs": {\n'
+            + ",\n".join(entries) + "\n  }\n}\n")

@@ -1,6 +1,6 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
-from .models import (dp_attention, dtensor_llama, hf, megatron_core, megatron_cp, megatron_gpt,
-                     ring_cp, torchtitan_llama, ulysses)
+from .models import (dp_attention, dtensor_llama, ep_moe, hf, megatron_core, megatron_cp,
+                     megatron_gpt, ring_cp, torchtitan_llama, ulysses)
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -11,6 +11,8 @@ _PROGRAMS = {
     "hf_mixtral": lambda: hf.HFCausalLM("hf_mixtral"),
     "dtensor_llama": lambda: dtensor_llama.DTensorLlama(),
     "dtensor_llama_sp": lambda: dtensor_llama.DTensorLlama(sp=True),
+    # expert parallelism with data-dependent all-to-all splits (models/ep_moe.py)
+    "ep_moe": lambda: ep_moe.EPMoEProgram(),
 }
 
 # ---- torchtitan (PyPI torchtitan, its own model code and parallelization) ----------------------
@@ -157,6 +159,16 @@ BUGS = {
         "of the attention-TP group, then cut to the vocabulary size: every DP group gets the "
         "first group's logits", "fwd", 4,
         {"program": "dp_attention", "bug": "lm_head_tp_gather"}),
+    # ---- expert parallelism with data-dependent all-to-all splits (models/ep_moe.py: the
+    # project's own layer after torchtitan's ExpertParallel dispatch; captured with live gloo
+    # collectives, the graphs replay on their traced values, values.json) ----
+    "ep_wrong_expert_rank": (
+        "a plausible variant of expert-parallel dispatch bugs (tokens dispatched to the wrong "
+        "expert rank; issue 18's bug list)",
+        "tokens routed as if expert e lived on rank e % EP (round-robin) while the expert weights "
+        "are sharded in contiguous blocks: the all-to-all split sizes are consistent, the tokens "
+        "reach another rank's expert", "fwd", 2,
+        {"program": "ep_moe", "bug": "interleaved_placement"}),
 }
 
 
@@ -269,6 +281,8 @@ def bug_program(case, buggy):
         return dp_attention.DPAttention(bug=bug if buggy else None, name=name, **opts)
     if program == "torchtitan":
         return torchtitan_llama.TorchtitanLlama(name, bug=bug if buggy else None, **opts)
+    if program == "ep_moe":
+        return ep_moe.EPMoEProgram(bug=bug if buggy else None, name=name, **opts)
     sp = opts.pop("sp", False)
     return megatron_gpt.MegatronGPT(sp=sp, bug=bug if buggy else None, name=name, **opts)
 

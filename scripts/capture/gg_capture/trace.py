@@ -9,7 +9,10 @@ given to parallelize_module) are traced by dtensor_trace, with placements read f
 """
 import copy
 import math
+import multiprocessing
+import os
 import sys
+import tempfile
 
 import torch
 from torch._decomp import get_decompositions
@@ -289,6 +292,29 @@ def trace_rank(program, world, rank, mode):
         return trace(program, tp, mode, None, rank)
 
 
+def trace_ranks(program, world, mode):
+    """trace_rank for every rank of D, in rank order.
+
+    A program whose graphs depend on values other ranks send (`live_collectives`: expert
+    parallelism's split sizes come from an all-to-all of token counts) is traced with live
+    collectives: one spawned process per rank, all in one gloo world (fakedist.live_world), so
+    each rank's make_fx records the values its collectives really returned. Every other program
+    is traced rank by rank over the fake group, which does not communicate."""
+    if world == 1 or not getattr(program, "live_collectives", False):
+        return [trace_rank(program, world, r, mode) for r in range(world)]
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp, context.Pool(world) as pool:
+        store = os.path.join(tmp, "store")
+        return pool.starmap(_trace_live_rank,
+                            [(program, world, r, mode, store) for r in range(world)], chunksize=1)
+
+
+def _trace_live_rank(program, world, rank, mode, store):
+    with fakedist.live_world(world, rank, store) as world_group, shims.rank(world):
+        tp = program.make_tp(world, rank, world_group)
+        return _trace(program, tp, mode, None, rank)
+
+
 def _process_groups(gm):
     """The member ranks of every process group the graph's collectives name."""
     groups = {}
@@ -533,6 +559,8 @@ def _trace(program, tp, mode, groups, rank=0):
     traced = Traced(graph, input_names, param_placements, data_placements, out_places, groups)
     traced.spec_group = getattr(program, "spec_group", None)
     traced.output_group = getattr(program, "output_group", None)
+    if getattr(program, "live_collectives", False):  # the values the graph's shapes follow from
+        traced.values = {n: a.detach() for n, a in zip(input_names, args)}
     return traced
 
 
