@@ -2,7 +2,9 @@
 # capture_transformers_tp: README's transformers example (examples/transformers/llama_tp_plan.py, a
 # user's factory: a tiny Llama parallelized by transformers' own tp_plan with
 # apply_tensor_parallelism) captured with `python -m gg_capture` at TP 2, joint forward+backward:
-# graphguard verify REFINES. Then the same factory with transformers' RowwiseParallel made to keep
+# graphguard verify REFINES; the forward under torch.no_grad() (`--set inference=true`: the layers'
+# local fast path with an in-place dist.all_reduce, made functional by shims/transformers.py)
+# at TP 2 REFINES too. Then the same factory with transformers' RowwiseParallel made to keep
 # its partial sums (no all-reduce after o_proj/down_proj, patched in a test-only factory): not
 # REFINES (VIOLATION with numeric evidence in a LibTorch build, UNKNOWN without one). Skipped
 # without .venv (torch, transformers), and says so.
@@ -24,6 +26,13 @@ export PYTHONPATH=$ROOT/scripts/capture
   --no-numeric >"$TMP/ok.txt"
 head -1 "$TMP/ok.txt"
 grep -q '^REFINES: ' "$TMP/ok.txt"
+
+"$PY" -m gg_capture examples/transformers/llama_tp_plan.py:build --tp 2 --mode fwd \
+  --set inference=true layers=1 -o "$TMP/infer" 2>/dev/null
+"$GG" verify --seq "$TMP/infer/seq.json" --dist "$TMP/infer/dist.json" \
+  --relations "$TMP/infer/spec.rel" --no-numeric >"$TMP/infer.txt"
+head -1 "$TMP/infer.txt"
+grep -q '^REFINES: ' "$TMP/infer.txt"
 
 cat >"$TMP/buggy.py" <<PYEOF
 """The example with transformers' row-parallel layers keeping their partial sums (no all-reduce)."""
@@ -54,5 +63,5 @@ if "$GG" check --help >/dev/null 2>&1; then
 else
   [[ $rc == 3 ]] && grep -q '^UNKNOWN: ' "$TMP/bug.txt"
 fi
-echo "capture_transformers_tp: transformers' tp_plan Llama joint TP 2 REFINES; without the" \
-  "row-parallel all-reduce not REFINES (exit $rc)"
+echo "capture_transformers_tp: transformers' tp_plan Llama joint and no_grad fwd TP 2 REFINES;" \
+  "without the row-parallel all-reduce not REFINES (exit $rc)"

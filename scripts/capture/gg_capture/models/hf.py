@@ -202,7 +202,8 @@ class HFTpPlan(HFCausalLM):
     "colwise_gather_output") and each planned module's forward redistributes its input and output,
     so the capture reads the placements from the DTensors (trace.dtensor_trace) and nothing here
     states a sharding. Nothing needs CUDA or a real process group (the fake group carries the
-    collectives), so no shim is needed. `family` names the _configs() model class; its config is
+    collectives); the capture runs with gradients enabled, so the layers take their DTensor path
+    (their no_grad fast path needs shims/transformers.py). `family` names the _configs() model class; its config is
     TP_PLAN_CONFIG."""
     dtensor = True  # trace.py captures it with DTensor parameters (see trace.dtensor_trace)
 
