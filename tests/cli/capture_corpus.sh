@@ -6,6 +6,7 @@
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
 #   3. with .venv (torch): regenerating megatron_gpt_sp/fwd, hf_mixtral/joint (transformers'
 #      MoE: its in-place router rewrite, the experts' hooks and the gathered lm_head's backward),
+#      hf_llama_tp_plan/fwd (transformers' own tp_plan applied by apply_tensor_parallelism),
 #      dtensor_llama_sp/joint (parallelize_module with SequenceParallel and loss_parallel:
 #      DTensor's collectives, the spec from parameter and gradient placements) and
 #      torchtitan_llama_sp/joint (real torchtitan under its spmd_types backend: shims/torchtitan.py,
@@ -33,7 +34,8 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "capture_corpus: SKIP regeneration: no .venv with torch (laptop mode); verdicts checked"
   exit 0
 fi
-CASES=(megatron_gpt_sp/fwd hf_mixtral/joint dtensor_llama_sp/joint torchtitan_llama_sp/joint)
+CASES=(megatron_gpt_sp/fwd hf_mixtral/joint hf_llama_tp_plan/fwd dtensor_llama_sp/joint
+       torchtitan_llama_sp/joint)
 if "$PY" -c 'import megatron.core' 2>/dev/null; then
   CASES+=(mcore_gpt_sp/joint)
 else

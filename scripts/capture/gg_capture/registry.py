@@ -9,6 +9,9 @@ _PROGRAMS = {
     "hf_qwen2": lambda: hf.HFCausalLM("hf_qwen2"),
     "hf_gpt2": lambda: hf.HFCausalLM("hf_gpt2"),
     "hf_mixtral": lambda: hf.HFCausalLM("hf_mixtral"),
+    # transformers' own tensor-parallel plan (tp_plan), applied by transformers (models/hf.py)
+    "hf_llama_tp_plan": lambda: hf.HFTpPlan("hf_llama_tp_plan", "hf_llama"),
+    "hf_qwen2_tp_plan": lambda: hf.HFTpPlan("hf_qwen2_tp_plan", "hf_qwen2"),
     "dtensor_llama": lambda: dtensor_llama.DTensorLlama(),
     "dtensor_llama_sp": lambda: dtensor_llama.DTensorLlama(sp=True),
     # expert parallelism with data-dependent all-to-all splits (models/ep_moe.py)
@@ -33,6 +36,7 @@ _PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama
 
 # The models of tests/corpus (make_corpus.py), in order.
 CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral",
+          "hf_llama_tp_plan", "hf_qwen2_tp_plan",
           "dtensor_llama", "dtensor_llama_sp", *TORCHTITAN]
 
 

@@ -20,7 +20,10 @@ nonzero()). Each expert is tensor-parallel like the dense MLP: gate_up column-pa
 region (copy_to_tp) and its output, a sum of partial expert outputs weighted by the router, is
 all-reduced once. The router's weight gradient is then partial per rank (each rank sees only its
 slice of the expert outputs the routing weights multiply), so it is all-reduced like a
-sequence-parallel parameter's (Megatron-LM's TopKRouter does the same)."""
+sequence-parallel parameter's (Megatron-LM's TopKRouter does the same).
+
+HFTpPlan (the hf_*_tp_plan cases) replaces nothing: transformers parallelizes the model itself with
+its own tp_plan, as from_pretrained(tp_plan="auto") does (see the class)."""
 import torch
 
 from .. import tp as tpmod
@@ -178,3 +181,53 @@ class _Wrapped(torch.nn.Module):
                          attention_mask=attention_mask, labels=labels,
                          shift_labels=labels, use_cache=False)
         return (out.loss,)
+
+
+# the tiny config of the tp_plan cases: 8 query heads in 4 kv groups. transformers' plan shards
+# k_proj/v_proj "colwise" with no kv-head replication, so TP must divide the kv heads: with 2 kv
+# heads at TP 4 LlamaAttention's own view(..., -1, head_dim) fails on half a head.
+TP_PLAN_CONFIG = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=16,
+                      tie_word_embeddings=False)
+
+
+class HFTpPlan(HFCausalLM):
+    """A transformers causal LM parallelized by transformers itself: the model's own tensor-parallel
+    plan (its class's `_tp_plan` merged with the config's `base_model_tp_plan`, the input embedding
+    added as "embedding_rowwise") resolved for `DistributedConfig(tp_size=N)` and applied by
+    `transformers.distributed.tensor_parallel.apply_tensor_parallelism` on the TP mesh, the two
+    steps `from_pretrained(tp_plan="auto")` runs (`maybe_distribute_model`) after building the
+    model and before loading weights. Every parameter the plan names becomes a DTensor (colwise
+    Shard(0), rowwise Shard(1), the embedding "embedding_rowwise": vocabulary-parallel, lm_head
+    "colwise_gather_output") and each planned module's forward redistributes its input and output,
+    so the capture reads the placements from the DTensors (trace.dtensor_trace) and nothing here
+    states a sharding. Nothing needs CUDA or a real process group (the fake group carries the
+    collectives); the capture runs with gradients enabled, so the layers take their DTensor path
+    (their no_grad fast path needs shims/transformers.py). `family` names the _configs() model class; its config is
+    TP_PLAN_CONFIG."""
+    dtensor = True  # trace.py captures it with DTensor parameters (see trace.dtensor_trace)
+
+    def __init__(self, name, family):
+        super().__init__(family)
+        self.name = name
+        cfg = type(self.hf_config)(**TP_PLAN_CONFIG)
+        cfg._attn_implementation = "eager"
+        self.hf_config = cfg
+        self.degrees = (2, 4)
+        self.config.update(vocab=cfg.vocab_size, hidden=cfg.hidden_size,
+                           heads=cfg.num_attention_heads, kv_heads=cfg.num_key_value_heads,
+                           ffn=cfg.intermediate_size, layers=cfg.num_hidden_layers)
+        self.plan = (f"transformers {type(self.hf_config).__name__[:-6]}, its own tp_plan "
+                     "(_resolve_parallel_plans + apply_tensor_parallelism, as "
+                     "from_pretrained(tp_plan=\"auto\")) (scripts/capture/gg_capture/models/hf.py)")
+
+    def build(self, tp):
+        import transformers as T
+        torch.manual_seed(0)
+        model = T.AutoModelForCausalLM.from_config(self.hf_config)
+        if tp.size > 1:
+            from transformers.distributed import DistributedConfig
+            from transformers.distributed.tensor_parallel import apply_tensor_parallelism
+            tp_plan, _, _ = model._resolve_parallel_plans(DistributedConfig(tp_size=tp.size))
+            model = apply_tensor_parallelism(model, tp.mesh, tp_plan)
+        return _Wrapped(model)

@@ -9,13 +9,14 @@ user's factory, and only for a library the captured program has imported:
 
 One module per library, each with loaded(), apply(), rank(world), layers(model) and
 mark_placements(model):
-megatron.py (megatron-core; its docstring lists every obstacle and what is done about it).
+megatron.py (megatron-core; its docstring lists every obstacle and what is done about it);
+transformers.py (transformers' TP layers' in-place all-reduce of their no_grad fast path).
 """
 import contextlib
 
-from . import megatron
+from . import megatron, transformers
 
-_LIBRARIES = (megatron,)
+_LIBRARIES = (megatron, transformers)
 
 
 def loaded():
