@@ -367,7 +367,6 @@ ProgramInputs SynthesizeInputs(const ir::Graph& s_graph, const ir::Program& d_pr
                                   " inputs");
     }
     result.s.inputs = *s_inputs;
-    result.notes.push_back("S inputs given by the caller");
   } else {
     for (ir::NodeId id : s_graph.inputs) {
       result.s.inputs.push_back(DrawInput(s_graph, id, generator, &result.notes));

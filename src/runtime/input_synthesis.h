@@ -29,7 +29,8 @@ struct ProgramInputs {
 // cannot be run backwards (its leaves are not D inputs, a slice of a computed value) or the derived
 // inputs contradict one another.
 // With `s_inputs`, those values are S's inputs (nothing is drawn for S), so that trials with
-// different relations share S's values (infer-relations).
+// different relations share S's values (infer-relations); the caller says where they came from
+// (no note is added for them).
 ProgramInputs SynthesizeInputs(const ir::Graph& s_graph, const ir::Program& d_program,
                                const symbolic::SpecResult& relations, uint64_t seed,
                                const std::vector<at::Tensor>* s_inputs = nullptr);
