@@ -55,7 +55,7 @@ from . import fakedist, fxjson, trace
 from . import tp as tpmod
 from .models.base import full
 from .pipeline import Block  # x + fc2(gelu(fc1(ln(x)))), tp.py's layers: the pipelines' block
-from .pipeline import _rule  # its parameters' TP placements
+from .pipeline import _rule, program_texts, trace_sequential  # TP placements; S and the files
 
 STYLES = ("ddp", "fsdp")
 IMPLS = ("funcol", "simple_fsdp")
@@ -196,25 +196,7 @@ class DataParallelProgram:
 
     def sequential(self, mode):
         """The whole model on the whole batch (trace.trace_rank)."""
-        program = self
-
-        class Sequential:
-            name, plan = program.name, program.plan
-
-            def build(self, tp):
-                torch.manual_seed(0)
-                return program.model(tp)
-
-            def data(self, tp):
-                return program.data()
-
-            def data_placement(self, name):
-                return ("replicate",)
-
-            def output_placements(self):
-                return [("replicate",), ("replicate",)]
-
-        return trace.trace_rank(Sequential(), 1, 0, mode)
+        return trace_sequential(self, self.model, mode)
 
     # ---- D ------------------------------------------------------------------------------------
 
@@ -358,14 +340,7 @@ class DataParallelProgram:
 
     def texts(self, mode):
         """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
-        seq = self.sequential(mode)
-        ranks = [self.trace_rank(r, mode) for r in range(self.world)]
-        groups = {}
-        for _, _, g in ranks:
-            groups.update(g)
-        return {"seq.json": fxjson.program_text([seq.graph]),
-                "dist.json": fxjson.program_text([g for g, _, _ in ranks], groups),
-                "spec.rel": self.spec_text(ranks, mode)}
+        return program_texts(self, mode, lambda seq, ranks: self.spec_text(ranks, mode))
 
     # ---- spec ---------------------------------------------------------------------------------
 

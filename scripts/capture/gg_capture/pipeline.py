@@ -167,25 +167,7 @@ class PipelineProgram:
 
     def sequential(self, mode):
         """The whole model on the whole batch, traced as every program's S (trace.trace_rank)."""
-        program = self
-
-        class Sequential:
-            name, plan = program.name, program.plan
-
-            def build(self, tp):
-                torch.manual_seed(0)
-                return Model(program.cfg, tp)
-
-            def data(self, tp):
-                return program.data()
-
-            def data_placement(self, name):
-                return ("replicate",)
-
-            def output_placements(self):
-                return [("replicate",), ("replicate",)]
-
-        return trace.trace_rank(Sequential(), 1, 0, mode)
+        return trace_sequential(self, lambda tp: Model(self.cfg, tp), mode)
 
     # ---- D ------------------------------------------------------------------------------------
 
@@ -280,14 +262,7 @@ class PipelineProgram:
 
     def texts(self, mode):
         """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
-        seq = self.sequential(mode)
-        ranks = [self.trace_rank(r, mode) for r in range(self.world)]
-        groups = {}
-        for _, _, g in ranks:
-            groups.update(g)
-        return {"seq.json": fxjson.program_text([seq.graph]),
-                "dist.json": fxjson.program_text([g for g, _, _ in ranks], groups),
-                "spec.rel": self.spec_text(seq, ranks, mode)}
+        return program_texts(self, mode, lambda seq, ranks: self.spec_text(seq, ranks, mode))
 
     # ---- spec ---------------------------------------------------------------------------------
 
@@ -406,6 +381,43 @@ class PipelineProgram:
                                      f"the ranks of stage {s}: {sorted(names)}")
                 lines.append(f"output #{position[fqn]} = {placement[fqn]}, D.{names.pop()})")
         return "\n".join(lines) + "\n"
+
+
+def trace_sequential(program, build_model, mode):
+    """S of a program traced rank by rank (a pipeline here, dp.py's data-parallel programs): the
+    model `build_model(tp)` of one rank, torch seeded as on every rank, on `program.data()`, the
+    whole batch; traced by trace.trace_rank with every input and output replicated."""
+
+    class Sequential:
+        name, plan = program.name, program.plan
+
+        def build(self, tp):
+            torch.manual_seed(0)
+            return build_model(tp)
+
+        def data(self, tp):
+            return program.data()
+
+        def data_placement(self, name):
+            return ("replicate",)
+
+        def output_placements(self):
+            return [("replicate",), ("replicate",)]
+
+    return trace.trace_rank(Sequential(), 1, 0, mode)
+
+
+def program_texts(program, mode, spec_text):
+    """{"seq.json", "dist.json", "spec.rel"} of such a program: S (program.sequential), every
+    rank of D (program.trace_rank: graph, outputs, process groups) and `spec_text(seq, ranks)`."""
+    seq = program.sequential(mode)
+    ranks = [program.trace_rank(r, mode) for r in range(program.world)]
+    groups = {}
+    for _, _, g in ranks:
+        groups.update(g)
+    return {"seq.json": fxjson.program_text([seq.graph]),
+            "dist.json": fxjson.program_text([g for g, _, _ in ranks], groups),
+            "spec.rel": spec_text(seq, ranks)}
 
 
 def _rule(tp_size, fqn):
