@@ -411,19 +411,18 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
       result.checks.push_back(c);
     }
   }
+  FingerprintMatcher matcher(d_prints);
   if (options.match_all) {
-    FingerprintMatcher matcher(d_prints);
     for (const ir::TensorRef& ref : options.classify) {
       const TensorFingerprint* fp = s_prints.Find(0, ref);
       if (fp == nullptr) continue;
-      for (const Candidate& c : matcher.CandidatesFor(*fp)) {
-        if (!c.holds()) break;
+      for (const Candidate& c : matcher.HoldingCandidatesFor(*fp)) {
         for (const symbolic::RelExpr& expr : c.exprs) result.matches.emplace_back(ref, expr);
       }
     }
   } else {
     for (const ir::TensorRef& ref : options.classify) {
-      result.classifications.emplace_back(ref, ClassifyNumerically(s_prints, d_prints, ref));
+      result.classifications.emplace_back(ref, ClassifyNumerically(s_prints, matcher, ref));
     }
   }
   std::stable_sort(result.checks.begin(), result.checks.end(),

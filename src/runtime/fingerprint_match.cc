@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace gg::runtime {
 
@@ -40,7 +41,10 @@ double SliceError(const SliceProjections& s, int64_t j, const double* other, dou
   }
   if (worst == 0.0) return 0.0;
   double scale = std::max({s.sum_squares[static_cast<size_t>(j)], other_squares, floor});
-  return scale > 0.0 ? worst / std::sqrt(scale) : kInf;
+  // No scale (zero), or one that overflowed (a sum of squares past 1e308, or an infinite
+  // element): no evidence of equality. (Judged against an infinite scale, every difference was 0.)
+  if (!(scale > 0.0) || !std::isfinite(scale)) return kInf;
+  return worst / std::sqrt(scale);
 }
 
 // Error of S's slices [0, count) against `d`'s slices [first, first + count).
@@ -148,24 +152,196 @@ std::string Candidate::ToString() const {
   return out + " (error " + Sci(error) + ", tolerance " + Sci(tolerance) + ")";
 }
 
+// Which names each section of Collect may consider (null filter: all of them).
+struct FingerprintMatcher::NameFilter {
+  std::set<std::string> same_shape;                  // identical, replicated, sum
+  std::map<size_t, std::set<std::string>> open_dim;  // by S's dimension: concat, slices
+  std::set<std::string> numel;                       // reshapes
+};
+
+namespace {
+
+// D's first projections sorted by value, for a conservative neighbour search: Near(a, scale, tol)
+// reports every item whose value v has |a - v| <= tol * max(scale, norm) (and possibly more),
+// where norm is the item's own scale (the square root of its sum of squares): the bound every
+// holding comparison satisfies on its first projection (SliceError). Items are grouped by the
+// binary exponent of their norm so that each group is probed with a window of its largest norm.
+class ProjectionIndex {
+ public:
+  void Add(double value, double norm, uint32_t id) {
+    // An infinite or NaN projection, or an overflowing scale, never holds (SliceError).
+    if (!std::isfinite(value) || !std::isfinite(norm)) return;
+    int exponent = kZero;
+    if (norm > 0.0) std::frexp(norm, &exponent);  // norm < 2^exponent
+    groups_[exponent].push_back(Item{value, id});
+  }
+  void Sort() {
+    for (auto& [exponent, items] : groups_) {
+      std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+        return a.value != b.value ? a.value < b.value : a.id < b.id;
+      });
+    }
+  }
+  template <class F>
+  void Near(double a, double scale, double tol, F&& report) const {
+    if (!std::isfinite(a)) return;
+    for (const auto& [exponent, items] : groups_) {
+      double bound = exponent == kZero ? 0.0 : std::ldexp(1.0, exponent);
+      // A little wider than the bound: the exact comparison rounds differently.
+      double window = tol * std::max(scale, bound) * (1.0 + 1e-6);
+      auto it = std::lower_bound(items.begin(), items.end(), a - window,
+                                 [](const Item& item, double v) { return item.value < v; });
+      for (; it != items.end() && it->value <= a + window; ++it) report(it->id);
+    }
+  }
+
+ private:
+  static constexpr int kZero = std::numeric_limits<int>::min();
+  struct Item {
+    double value;
+    uint32_t id;
+  };
+  std::map<int, std::vector<Item>> groups_;
+};
+
+}  // namespace
+
+// The indexes HoldingCandidatesFor probes: whole tensors by element count (identical,
+// replicated, reshape), the rank sums of each complete name by shape (sum), and every slice
+// along every dimension by shape with that dimension open (concat, slices).
+class FingerprintMatcher::ValueIndex {
+ public:
+  std::map<int64_t, ProjectionIndex> whole;              // id: entry
+  std::map<std::vector<int64_t>, ProjectionIndex> sums;  // id: into sum_names
+  std::vector<const std::string*> sum_names;
+  std::map<std::vector<int64_t>, ProjectionIndex> slices;  // id: entry
+  double max_roundoff = 0.0;                               // over D's dtypes
+};
+
 FingerprintMatcher::FingerprintMatcher(const FingerprintTable& d, MatchOptions options)
     : d_(d), options_(options), world_(static_cast<int32_t>(d.ranks.size())) {
+  uniform_projections_ = d.projections;
   for (int32_t r = 0; r < world_; ++r) {
     for (const auto& [ref, fp] : d.ranks[static_cast<size_t>(r)]) {
-      Entry e{r, ref, &fp};
-      by_shape_[fp.shape].push_back(e);
-      by_numel_[fp.numel()].push_back(e);
-      for (size_t dim = 0; dim < fp.shape.size(); ++dim) {
-        std::vector<int64_t> key = fp.shape;
-        key[dim] = -1;
-        key.push_back(static_cast<int64_t>(dim));
-        by_open_dim_[key].push_back(e);
-      }
+      entries_.push_back(Entry{r, ref, &fp});
+      if (fp.projections != d.projections) uniform_projections_ = -1;
+    }
+  }
+  auto add = [&](Names& names, const Entry& e) {
+    Slots& slots = names[e.fp->name];
+    slots.resize(static_cast<size_t>(world_), nullptr);
+    if (!slots[static_cast<size_t>(e.rank)]) slots[static_cast<size_t>(e.rank)] = &e;
+  };
+  for (const Entry& e : entries_) {
+    add(by_shape_[e.fp->shape], e);
+    add(by_numel_[e.fp->numel()], e);
+    for (size_t dim = 0; dim < e.fp->shape.size(); ++dim) {
+      std::vector<int64_t> key = e.fp->shape;
+      key[dim] = -1;
+      key.push_back(static_cast<int64_t>(dim));
+      add(by_open_dim_[key], e);
     }
   }
 }
 
+FingerprintMatcher::~FingerprintMatcher() = default;
+
 std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint& s) const {
+  return Collect(s, nullptr);
+}
+
+FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerprint& s) const {
+  const int k = d_.projections;
+  if (!index_) {
+    index_ = std::make_unique<ValueIndex>();
+    ValueIndex& index = *index_;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const TensorFingerprint& fp = *entries_[i].fp;
+      index.max_roundoff = std::max(index.max_roundoff, Roundoff(fp.dtype));
+      auto id = static_cast<uint32_t>(i);
+      index.whole[fp.numel()].Add(fp.whole.values[0], std::sqrt(fp.sum_squares()), id);
+      for (size_t dim = 0; dim < fp.shape.size(); ++dim) {
+        std::vector<int64_t> key = fp.shape;
+        key[dim] = -1;
+        key.push_back(static_cast<int64_t>(dim));
+        ProjectionIndex& slices = index.slices[key];
+        const SliceProjections& along = fp.along(static_cast<int64_t>(dim));
+        for (int64_t j = 0; j < along.count; ++j) {
+          slices.Add(along.values[static_cast<size_t>(j * k)],
+                     std::sqrt(along.sum_squares[static_cast<size_t>(j)]), id);
+        }
+      }
+    }
+    for (const auto& [shape, names] : by_shape_) {
+      for (const auto& [name, slots] : names) {
+        if (world_ < 2 ||
+            !std::all_of(slots.begin(), slots.end(), [](const Entry* e) { return e != nullptr; })) {
+          continue;
+        }
+        double total = 0.0;
+        for (const Entry* e : slots) total += e->fp->whole.values[0];
+        // SumError judges against S's scale alone: no norm of its own.
+        index.sums[shape].Add(total, 0.0, static_cast<uint32_t>(index.sum_names.size()));
+        index.sum_names.push_back(&name);
+      }
+    }
+    for (auto& [numel, idx] : index.whole) idx.Sort();
+    for (auto& [shape, idx] : index.sums) idx.Sort();
+    for (auto& [key, idx] : index.slices) idx.Sort();
+  }
+  const ValueIndex& index = *index_;
+  // The largest tolerance any D tensor can have against s.
+  const double tol = std::max(
+      options_.exact_tolerance,
+      std::min(options_.max_tolerance,
+               options_.tolerance_factor * std::max(Roundoff(s.dtype), index.max_roundoff)));
+  NameFilter filter;
+  const double a = s.whole.values[0];
+  const double scale = std::sqrt(s.sum_squares());
+  if (auto it = index.whole.find(s.numel()); it != index.whole.end()) {
+    it->second.Near(a, scale, tol, [&](uint32_t id) {
+      const TensorFingerprint& fp = *entries_[id].fp;
+      (fp.shape == s.shape ? filter.same_shape : filter.numel).insert(fp.name);
+    });
+  }
+  if (auto it = index.sums.find(s.shape); it != index.sums.end()) {
+    it->second.Near(a, scale, tol,
+                    [&](uint32_t id) { filter.same_shape.insert(*index.sum_names[id]); });
+  }
+  for (size_t dim = 0; dim < s.shape.size(); ++dim) {
+    if (s.shape[dim] <= 1) continue;
+    std::vector<int64_t> key = s.shape;
+    key[dim] = -1;
+    key.push_back(static_cast<int64_t>(dim));
+    auto it = index.slices.find(key);
+    if (it == index.slices.end()) continue;
+    // Every candidate along dim (concat in rank order, runs of slices) begins with S's slice 0.
+    const SliceProjections& sp = s.dims[dim];
+    double floor = kFloorFraction * MeanSliceSquares(sp);
+    double slice_scale = std::sqrt(std::max(sp.sum_squares[0], floor));
+    std::set<std::string>& names = filter.open_dim[dim];
+    it->second.Near(sp.values[0], slice_scale, tol,
+                    [&](uint32_t id) { names.insert(entries_[id].fp->name); });
+  }
+  return filter;
+}
+
+std::vector<Candidate> FingerprintMatcher::HoldingCandidatesFor(const TensorFingerprint& s) const {
+  std::vector<Candidate> found;
+  if (s.projections < 1 || s.projections != uniform_projections_) {
+    found = Collect(s, nullptr);  // nothing to index by: compare with everything
+  } else {
+    NameFilter filter = NamesNear(s);
+    found = Collect(s, &filter);
+  }
+  found.erase(
+      std::find_if(found.begin(), found.end(), [](const Candidate& c) { return !c.holds(); }),
+      found.end());
+  return found;
+}
+
+std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
+                                                   const NameFilter* filter) const {
   const int k = s.projections;
   auto tolerance = [&](const TensorFingerprint& d) {
     double u = std::max(Roundoff(s.dtype), Roundoff(d.dtype));
@@ -173,15 +349,8 @@ std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint
                     std::min(options_.max_tolerance, options_.tolerance_factor * u));
   };
   auto leaf = [](const Entry& e) { return symbolic::RelExpr::Tensor(e.rank, e.ref, e.fp->name); };
-  // Entries grouped by name, one slot per rank (name order: deterministic).
-  auto by_name = [&](const std::vector<Entry>& entries) {
-    std::map<std::string, std::vector<const Entry*>> names;
-    for (const Entry& e : entries) {
-      auto& slots = names[e.fp->name];
-      slots.resize(static_cast<size_t>(world_), nullptr);
-      if (!slots[static_cast<size_t>(e.rank)]) slots[static_cast<size_t>(e.rank)] = &e;
-    }
-    return names;
+  auto admits = [](const std::set<std::string>* names, const std::string& name) {
+    return names == nullptr || names->count(name) > 0;
   };
   auto complete = [](const std::vector<const Entry*>& slots) {
     return std::all_of(slots.begin(), slots.end(), [](const Entry* e) { return e != nullptr; });
@@ -195,10 +364,10 @@ std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint
 
   // Same shape: identical on a rank, replicated, sum over ranks.
   if (auto it = by_shape_.find(s.shape); it != by_shape_.end()) {
-    auto names = by_name(it->second);
     std::vector<const Candidate*> best_per_rank(static_cast<size_t>(world_), nullptr);
     std::vector<Candidate> identical;
-    for (const auto& [name, slots] : names) {
+    for (const auto& [name, slots] : it->second) {
+      if (!admits(filter ? &filter->same_shape : nullptr, name)) continue;
       std::vector<symbolic::RelExpr> rank_exprs;
       double rep_error = 0.0, rep_tol = kInf;
       bool all_hold = complete(slots);
@@ -277,7 +446,14 @@ std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint
     const SliceProjections& sp = s.dims[dim];
     const double floor = kFloorFraction * MeanSliceSquares(sp);
     const auto d64 = static_cast<int64_t>(dim);
-    for (const auto& [name, slots] : by_name(it->second)) {
+    const std::set<std::string>* dim_names = nullptr;
+    if (filter) {
+      auto names = filter->open_dim.find(dim);
+      if (names == filter->open_dim.end()) continue;
+      dim_names = &names->second;
+    }
+    for (const auto& [name, slots] : it->second) {
+      if (!admits(dim_names, name)) continue;
       double tol = 0.0;
       for (const Entry* e : slots) {
         if (e) tol = std::max(tol, tolerance(*e->fp));
@@ -364,7 +540,8 @@ std::vector<Candidate> FingerprintMatcher::CandidatesFor(const TensorFingerprint
   });
   if (!any_holds) {
     if (auto it = by_numel_.find(s.numel()); it != by_numel_.end()) {
-      for (const auto& [name, slots] : by_name(it->second)) {
+      for (const auto& [name, slots] : it->second) {
+        if (!admits(filter ? &filter->numel : nullptr, name)) continue;
         std::vector<symbolic::RelExpr> exprs;
         double worst = 0.0, tol_all = kInf;
         bool all_hold = complete(slots);
@@ -427,9 +604,16 @@ std::string NumericClassification::ToString() const {
 
 NumericClassification ClassifyNumerically(const FingerprintTable& s, const FingerprintTable& d,
                                           ir::TensorRef s_tensor, const MatchOptions& options) {
+  return ClassifyNumerically(s, FingerprintMatcher(d, options), s_tensor);
+}
+
+NumericClassification ClassifyNumerically(const FingerprintTable& s,
+                                          const FingerprintMatcher& matcher,
+                                          ir::TensorRef s_tensor) {
   NumericClassification result;
-  if (!s.Find(0, s_tensor)) return result;
-  std::vector<Candidate> candidates = CandidatesFor(s, d, s_tensor, options);
+  const TensorFingerprint* fp = s.Find(0, s_tensor);
+  if (!fp) return result;
+  std::vector<Candidate> candidates = matcher.CandidatesFor(*fp);
   result.kind = !candidates.empty() && candidates.front().holds()
                     ? NumericClassification::Kind::kMissingLemma
                     : NumericClassification::Kind::kNumericallyDifferent;

@@ -23,6 +23,8 @@
 // at least exact_tolerance (integers and booleans compare exactly up to double rounding).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,10 +58,18 @@ const char* KindName(Candidate::Kind kind);
 class FingerprintMatcher {
  public:
   FingerprintMatcher(const FingerprintTable& d, MatchOptions options = {});
+  ~FingerprintMatcher();
 
   // Candidates for one S fingerprint: those that hold first (by kind as listed in Kind, then
-  // error), then the closest ones that fail (by error).
+  // error), then the closest ones that fail (by error). Compares S with every D tensor of a
+  // compatible shape: in a deep model, every layer's copy of it.
   std::vector<Candidate> CandidatesFor(const TensorFingerprint& s) const;
+
+  // The holding candidates only: CandidatesFor's holding prefix, in the same order. An index of
+  // D's first projections by value (built on the first call) leaves out every D tensor whose
+  // projection is farther from S's than any tolerance allows, so matching all of a deep model's
+  // tensors costs about linear time in its depth, not quadratic. Not thread-safe.
+  std::vector<Candidate> HoldingCandidatesFor(const TensorFingerprint& s) const;
 
   const MatchOptions& options() const { return options_; }
 
@@ -69,13 +79,24 @@ class FingerprintMatcher {
     ir::TensorRef ref;
     const TensorFingerprint* fp;
   };
+  using Slots = std::vector<const Entry*>;     // one per rank (null: none on that rank)
+  using Names = std::map<std::string, Slots>;  // by FX name: deterministic order
+  struct NameFilter;
+  class ValueIndex;
+  // Candidates from the names `filter` admits (every name without one).
+  std::vector<Candidate> Collect(const TensorFingerprint& s, const NameFilter* filter) const;
+  NameFilter NamesNear(const TensorFingerprint& s) const;
+
   const FingerprintTable& d_;
   MatchOptions options_;
   int32_t world_ = 0;
-  std::map<std::vector<int64_t>, std::vector<Entry>> by_shape_;
+  int uniform_projections_ = -1;  // every D fingerprint's projection count (-1: they differ)
+  std::vector<Entry> entries_;
+  std::map<std::vector<int64_t>, Names> by_shape_;
   // Shape with dimension d replaced by -1, and d appended.
-  std::map<std::vector<int64_t>, std::vector<Entry>> by_open_dim_;
-  std::map<int64_t, std::vector<Entry>> by_numel_;
+  std::map<std::vector<int64_t>, Names> by_open_dim_;
+  std::map<int64_t, Names> by_numel_;
+  mutable std::unique_ptr<ValueIndex> index_;
 };
 
 // Candidates for S tensor `s_tensor` (of `s`'s rank 0); empty when it has no fingerprint.
@@ -98,5 +119,9 @@ struct NumericClassification {
 NumericClassification ClassifyNumerically(const FingerprintTable& s, const FingerprintTable& d,
                                           ir::TensorRef s_tensor,
                                           const MatchOptions& options = {});
+// The same with one matcher over D built once for many S tensors.
+NumericClassification ClassifyNumerically(const FingerprintTable& s,
+                                          const FingerprintMatcher& matcher,
+                                          ir::TensorRef s_tensor);
 
 }  // namespace gg::runtime

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "reference/kernel_defs.h"
 #include "runtime/fingerprint_match.h"
 
@@ -201,6 +204,66 @@ TEST(NumericClassification, MissingLemmaOrDifferent) {
   EXPECT_GT(diff.closest->error, 0.1);
   EXPECT_EQ(ClassifyNumerically(t.s, t.d, complex_only).kind,
             NumericClassification::Kind::kNotObserved);
+}
+
+// The value index finds exactly the holding candidates of the full comparison, in the same order,
+// on a model-like table: many layers of same-shaped tensors (the case the index is for), with
+// every candidate form, dtype roundings, scales far apart, zeros, NaN and infinity.
+TEST(FingerprintMatch, IndexedMatchingKeepsEveryHoldingCandidate) {
+  at::manual_seed(11);
+  const int world = 2;
+  Tables t(world);
+  std::vector<ir::TensorRef> queries;
+  auto both = [&](const std::string& name, const at::Tensor& r0, const at::Tensor& r1) {
+    t.D(0, name, r0);
+    t.D(1, name, r1);
+  };
+  for (int layer = 0; layer < 12; ++layer) {
+    std::string l = "l" + std::to_string(layer) + "_";
+    double scale = std::pow(10.0, layer % 5 - 2);  // 1e-2 .. 1e2
+    at::Tensor x = scale * at::randn({8, 6}, at::kDouble);
+    queries.push_back(t.S(l + "x", x));
+    both(l + "rep", x, x);                                  // replicated
+    both(l + "col", x.narrow(1, 0, 2), x.narrow(1, 2, 4));  // uneven concat along 1
+    at::Tensor p = at::randn({8, 6}, at::kDouble);
+    both(l + "part", p, x - p);  // sum
+    both(l + "rows", x.narrow(0, 5, 3).to(at::kFloat), x.narrow(0, 0, 5).to(at::kFloat));
+    t.D(0, l + "flat", x.reshape({48}));      // reshape on one rank
+    t.D(1, l + "half", x.to(at::kBFloat16));  // within bf16's tolerance
+    t.D(0, l + "near", x + 1e-3 * scale * at::randn({8, 6}, at::kDouble));  // just outside
+    queries.push_back(t.S(l + "rows", x.narrow(0, 2, 4)));
+    queries.push_back(t.S(l + "flat", x.reshape({6, 8})));
+    queries.push_back(t.S(l + "y", at::randn({8, 6}, at::kDouble)));  // no match
+  }
+  both("zeros", at::zeros({8, 6}), at::zeros({8, 6}));
+  queries.push_back(t.S("zeros", at::zeros({8, 6})));
+  at::Tensor bad = at::randn({8, 6}, at::kDouble);
+  bad.index_put_({0, 0}, std::numeric_limits<double>::infinity());
+  bad.index_put_({3, 1}, std::numeric_limits<double>::quiet_NaN());
+  both("bad", bad, bad);
+  queries.push_back(t.S("bad", bad));
+  queries.push_back(t.S("huge", 1e300 * at::randn({8, 6}, at::kDouble)));
+  t.D(1, "huge", 1e300 * at::randn({8, 6}, at::kDouble));
+
+  MatchOptions options;
+  options.max_candidates = 64;
+  FingerprintMatcher matcher(t.d, options);
+  size_t holding = 0;
+  for (ir::TensorRef ref : queries) {
+    const TensorFingerprint& fp = *t.s.Find(0, ref);
+    std::vector<std::string> full, indexed;
+    for (const Candidate& c : matcher.CandidatesFor(fp)) {
+      if (c.holds()) full.push_back(c.ToString());
+    }
+    for (const Candidate& c : matcher.HoldingCandidatesFor(fp)) indexed.push_back(c.ToString());
+    EXPECT_EQ(full, indexed) << fp.name;
+    holding += full.size();
+    for (const std::string& c : full) {
+      // An overflowing sum of squares is no scale to judge against (it once matched anything).
+      EXPECT_EQ(c.find("huge"), std::string::npos) << fp.name << ": " << c;
+    }
+  }
+  EXPECT_GE(holding, 12u * 5u) << "every layer's x has replicated, concat, sum and bf16 matches";
 }
 
 }  // namespace
