@@ -55,9 +55,7 @@ def capture_case(case, out):
         # check runs on (numeric_check)
         traced = None
         if hasattr(seq, "values"):
-            traced = {"file": "values.json",
-                      "why": "shapes follow from values read at trace time (the all-to-all split "
-                             f"sizes of {program.name})"}
+            traced = trace.traced_values_note(program)
             with open(os.path.join(d, "values.json"), "w") as f:
                 f.write(fxjson.values_text(seq.values))
         with open(os.path.join(d, "seq.json"), "w") as f:

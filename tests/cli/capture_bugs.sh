@@ -3,13 +3,15 @@
 # manifest records — the symbolic engine alone (verify --no-numeric): correct versions REFINES,
 # buggy versions UNKNOWN where the proof stops, each with verify's first line (the reason) — and,
 # with .venv (torch), regenerating two cases gives byte-identical files (one over a 2 x 2 mesh of
-# process groups) and, with megatron-core installed, two real megatron-core cases (its code
-# monkeypatched while the buggy variant is traced; the fix monkeypatched in the correct one).
+# process groups) and, with megatron-core installed, three real megatron-core cases (its code
+# monkeypatched while the buggy variant is traced; the fix monkeypatched in the correct one; its
+# MoE layer traced with live collectives).
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
 # on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, one
-# expert-parallel with data-dependent all-to-all splits (checked on its traced values.json), and
+# expert-parallel with data-dependent all-to-all splits and megatron-core's MoE layer with its
+# load-balancing loss (both checked on their traced values.json), and
 # the ring-attention case whose correct version the symbolic engine cannot prove (ring_cp.py; the
 # whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
@@ -24,7 +26,8 @@ if "$GG" check --help >/dev/null 2>&1; then
     --only missing_rowparallel_allreduce --only megatron_599_moe_router_sync \
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
     --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
-    --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank
+    --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank \
+    --only mcore_3768_moe_aux_loss_scale
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi
@@ -42,11 +45,12 @@ done
 echo "capture_bugs: regenerated missing_rowparallel_allreduce, sglang_31699_dp_gather_partial (a dp x tp mesh), ring_merge_no_rescale (ring attention, zig-zag split) byte-identical"
 if "$PY" -c 'import megatron.core' 2>/dev/null; then
   "$PY" "$ROOT/scripts/capture/make_bugs.py" --out "$TMP/bugs" --only mcore_ce_vocab_offset \
-    --only mcore_7452_cross_attention_tp_group 2>/dev/null
-  for case in mcore_ce_vocab_offset mcore_7452_cross_attention_tp_group; do
+    --only mcore_7452_cross_attention_tp_group --only mcore_3768_moe_aux_loss_scale 2>/dev/null
+  for case in mcore_ce_vocab_offset mcore_7452_cross_attention_tp_group \
+      mcore_3768_moe_aux_loss_scale; do
     diff -r "$ROOT/tests/bugs/$case" "$TMP/bugs/$case"
   done
-  echo "capture_bugs: regenerated mcore_ce_vocab_offset (real megatron-core, patched), mcore_7452_cross_attention_tp_group (as released; the fix patched) byte-identical"
+  echo "capture_bugs: regenerated mcore_ce_vocab_offset (real megatron-core, patched), mcore_7452_cross_attention_tp_group (as released; the fix patched), mcore_3768_moe_aux_loss_scale (megatron-core's MoE layer, live collectives, training mode) byte-identical"
 else
-  echo "capture_bugs: megatron-core not installed: mcore_ce_vocab_offset, mcore_7452_cross_attention_tp_group not regenerated"
+  echo "capture_bugs: megatron-core not installed: mcore_ce_vocab_offset, mcore_7452_cross_attention_tp_group, mcore_3768_moe_aux_loss_scale not regenerated"
 fi

@@ -77,9 +77,7 @@ def texts(program, world, mode):
     if hasattr(seq, "values"):
         # shapes that follow from values (expert parallelism's split sizes): the graphs replay
         # only on S's traced inputs (and D's, derived from them through the spec), kept here
-        traced = {"file": "values.json",
-                  "why": "shapes follow from values read at trace time (the all-to-all split "
-                         f"sizes of {program.name})"}
+        traced = trace.traced_values_note(program)
     files = {"seq.json": fxjson.program_text([seq.graph], traced_values=traced),
              "dist.json": fxjson.program_text([r.graph for r in ranks], groups, traced),
              "spec.rel": spec.spec_text(title, ranks[0])}
@@ -268,6 +266,11 @@ class UserProgram(Program):
                                "scalar) first")
         self._n_outputs = len(outs)
         return tuple(outs)
+
+    def __getstate__(self):
+        """The program as sent to a rank's process (trace.trace_ranks with live_collectives):
+        without the model built last, which holds process groups; build() makes each anew."""
+        return {**self.__dict__, "_model": None}
 
     def data(self, tp):
         return dict(self._model.inputs)

@@ -252,6 +252,17 @@ MCORE_BUGS = {
         "the group, as the fix does)", "fwd", 4,
         {"program": megatron_core.MegatronCoreCrossAttention,
          "fix": megatron_core.cross_attention_tp_group}),
+    # program: megatron-core's GPTModel with its MoELayer (models/megatron_core.py's build_moe),
+    # traced with live collectives (the dispatcher's shapes follow the routing)
+    "mcore_3768_moe_aux_loss_scale": (
+        "Megatron-LM PR #3768 (MoE router loss scale changes with TP/CP under "
+        "--calculate-per-token-loss; its TP/CP part merged as PR #5047, in megatron-core 0.19.2)",
+        "with per-token loss the router attaches the load-balancing loss scaled by its local "
+        "(sequence-parallel) token count only, not times the TP x CP size: the router weight's "
+        "load-balancing gradient, summed over TP, is 1/TP of S's (the correct version: 0.19.2 "
+        "as released)", "joint", 2,
+        {"program": megatron_core.MegatronCoreMoE,
+         "patch": megatron_core.aux_loss_scale_before_5047}),
 }
 BUGS.update(MCORE_BUGS)
 

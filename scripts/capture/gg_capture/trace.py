@@ -7,7 +7,9 @@ all-reduced first, as Megatron-LM's finalize_model_grads does (unless the progra
 finalize_grads, which the bug benchmark does). Programs with `dtensor = True` (a plain module
 given to parallelize_module) are traced by dtensor_trace, with placements read from DTensor.
 """
+import contextlib
 import copy
+import importlib
 import math
 import multiprocessing
 import os
@@ -143,6 +145,19 @@ def drop_assertions(gm):
     gm.recompile()
 
 
+def drop_traced_reads(gm):
+    """Remove `aten._local_scalar_dense` nodes nothing reads: a tensor's value read in Python
+    with `.item()` while tracing a program whose graphs hold traced values (_make_fx's
+    `values`); the number is already a literal in what followed (a shape, a split size)."""
+    reads = [n for n in gm.graph.nodes if n.op == "call_function" and not n.users
+             and n.target is torch.ops.aten._local_scalar_dense.default]
+    for node in reads:
+        gm.graph.erase_node(node)
+    if reads:
+        gm.graph.lint()
+        gm.recompile()
+
+
 def value_graph(gm, args=None):
     """The traced graph as GraphGuard reads it (returned; gm itself is rewritten unless it had to
     be functionalized): 0-dim tensor constants as scalar_tensor (scalar_constants), in-place and
@@ -150,7 +165,8 @@ def value_graph(gm, args=None):
     out_variants); a graph with any other write (through a view, into an input) functionalized
     from its example `args` instead (functionalize; without args such a write is an error);
     as_strided views of a known plain layout as views (plain_strided_views); no runtime
-    assertions."""
+    assertions, no value reads nothing uses (drop_traced_reads)."""
+    drop_traced_reads(gm)
     writes = args is not None and any(_writes(n) for n in gm.graph.nodes)
     original = copy.deepcopy(gm) if writes else None
     _scalar_constants(gm)
@@ -248,9 +264,15 @@ class _ForwardFrames:
         return traceback.StackSummary.from_list(frames)
 
 
-def _make_fx(step, args):
+def _make_fx(step, args, values=False):
     """make_fx with stack traces, their frames found by _ForwardFrames when torch's tracer is the
-    one it was written against (else torch's own CapturedTraceback)."""
+    one it was written against (else torch's own CapturedTraceback).
+
+    With `values` (a program with live_collectives, whose graphs hold the traced values' shapes:
+    "Data-dependent shapes" in docs/architecture.md), a tensor's value read in Python by
+    `.item()` is taken as traced, as `.tolist()` always is (megatron-core's token dispatchers
+    size their permutations with `tokens_per_expert.sum().item()`); otherwise make_fx refuses
+    it."""
     from torch.fx import proxy
     fast = (getattr(proxy, "CapturedTraceback", None) is not None
             and hasattr(proxy.TracerBase, "_filter_traceback_frames"))
@@ -258,7 +280,8 @@ def _make_fx(step, args):
     if fast:
         proxy.CapturedTraceback = _ForwardFrames
     try:
-        return make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True)(*args)
+        return make_fx(step, decomposition_table=_DECOMPOSITIONS, record_stack_traces=True,
+                       _error_on_data_dependent_ops=not values)(*args)
     finally:
         if fast:
             proxy.CapturedTraceback = saved
@@ -305,12 +328,28 @@ def trace_ranks(program, world, mode):
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp, context.Pool(world) as pool:
         store = os.path.join(tmp, "store")
+        libraries = shims.modules()
         return pool.starmap(_trace_live_rank,
-                            [(program, world, r, mode, store) for r in range(world)], chunksize=1)
+                            [(program, world, r, mode, store, libraries) for r in range(world)],
+                            chunksize=1)
 
 
-def _trace_live_rank(program, world, rank, mode, store):
-    with fakedist.live_world(world, rank, store) as world_group, shims.rank(world):
+def traced_values_note(program):
+    """The graphs' `traced_values` entry (docs/graph-format.md) for a program with
+    live_collectives: its values file and why the graphs replay only on those values (the
+    program's `values_read`, what its shapes follow from)."""
+    read = getattr(program, "values_read", "the all-to-all split sizes")
+    return {"file": "values.json",
+            "why": f"shapes follow from values read at trace time ({read} of {program.name})"}
+
+
+def _trace_live_rank(program, world, rank, mode, store, libraries):
+    for name in libraries:  # their shims apply here as in the parent (shims.modules)
+        importlib.import_module(name)
+    # a library's code monkeypatched while the program is traced (models/megatron_core.py's
+    # bug cases) is patched in this spawned process too
+    patches = getattr(program, "patches", contextlib.nullcontext)
+    with patches(), fakedist.live_world(world, rank, store) as world_group, shims.rank(world):
         tp = program.make_tp(world, rank, world_group)
         return _trace(program, tp, mode, None, rank)
 
@@ -515,7 +554,10 @@ def _writes(node):
 def _trace(program, tp, mode, groups, rank=0):
     torch.manual_seed(0)
     model = shims.annotate(program.build(tp))  # placements a library records its own way
-    model.train(False)
+    # eval mode (dropout off), unless the program computes something in training only (the
+    # load-balancing loss megatron-core's MoE router attaches): it says `training` and turns its
+    # dropout off itself
+    model.train(getattr(program, "training", False))
     if _holds_dtensor(model):
         return _trace_dtensor_model(program, model, tp, mode, groups, rank)
     data = program.data(tp)
@@ -542,7 +584,7 @@ def _trace(program, tp, mode, groups, rank=0):
     args = [p.detach().clone().requires_grad_(mode == "joint") for p in params]
     args += [b.detach().clone() for _, b in buffers]
     args += [data[k] for k in data_names]
-    gm = _make_fx(step, args)
+    gm = _make_fx(step, args, values=getattr(program, "live_collectives", False))
     gm = value_graph(gm, args)
     if groups is None:
         groups = _process_groups(gm)

@@ -335,3 +335,93 @@ class MegatronCoreCrossAttention(MegatronCoreBug):
 
     def output_placements(self):
         return [("shard", 0)]  # over output_group
+
+
+# ---- megatron-core's MoE layer with its load-balancing loss (Megatron-LM PR #3768 / #5047) -----
+
+class PerTokenLoss(torch.nn.Module):
+    """GPTModel under megatron's --calculate-per-token-loss: the loss is the sum of the per-token
+    losses (what a per-token loss function returns with its token count; finalize_model_grads
+    later divides every gradient by the global token count, a factor common to S and D that the
+    capture leaves out). After the forward, as megatron's forward_step does, the MoE aux-loss
+    scaler gets the loss scale: 1 (no grad scaler), not divided by the number of micro-batches
+    in per-token mode."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, input_ids, position_ids, labels):
+        from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
+        loss = self.gpt(input_ids, position_ids, None, labels=labels).sum()
+        MoEAuxLossAutoScaler.set_loss_scale(torch.ones((), dtype=loss.dtype))
+        return loss
+
+
+def build_moe(tp, hidden=16, heads=4, vocab=32, seq=8, batch=2, experts=4, topk=2,
+              aux_loss_coeff=0.01):
+    """A gg_capture factory: megatron-core's GPTModel whose layer's MLP is its MoELayer (the local
+    spec with num_experts: TopKRouter with the Switch load-balancing loss, SequentialMLP experts,
+    the allgather token dispatcher; expert tensor parallelism = TP, expert parallelism 1) with
+    sequence parallelism and --calculate-per-token-loss, under PerTokenLoss. The router's
+    load-balancing loss reaches the gradients through MoEAuxLossAutoScaler, whose backward
+    scale PerTokenLoss sets."""
+    from megatron.core import parallel_state
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.tensor_parallel import model_parallel_cuda_manual_seed
+    from megatron.core.transformer import TransformerConfig
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp.size)
+    model_parallel_cuda_manual_seed(0)
+    config = TransformerConfig(
+        num_layers=1, hidden_size=hidden, num_attention_heads=heads,
+        tensor_model_parallel_size=tp.size, sequence_parallel=tp.size > 1,
+        use_cpu_initialization=True, num_moe_experts=experts, moe_router_topk=topk,
+        moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=aux_loss_coeff,
+        moe_token_dispatcher_type="allgather", calculate_per_token_loss=True,
+        add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0)
+    gpt = GPTModel(config, get_gpt_layer_local_spec(num_experts=experts, moe_grouped_gemm=False),
+                   vocab_size=vocab, max_sequence_length=seq)
+    g = torch.Generator().manual_seed(2)
+    inputs = {"input_ids": torch.randint(0, vocab, (batch, seq), generator=g),
+              "position_ids": torch.arange(seq).unsqueeze(0).expand(batch, seq),
+              "labels": torch.randint(0, vocab, (batch, seq), generator=g)}
+    return PerTokenLoss(gpt), inputs
+
+
+class MegatronCoreMoE(MegatronCoreBug):
+    """build_moe as a bug-benchmark program. The allgather dispatcher sizes its permutation by
+    the tokens each expert got (`.item()` of the routing map's counts, gathered over TP), so the
+    graphs hold the traced routing's shapes: traced with live collectives and checked on S's
+    traced inputs (values.json; "Data-dependent shapes" in docs/architecture.md)."""
+    live_collectives = True
+    training = True  # the router attaches its load-balancing loss in training only (no dropout)
+    values_read = "the allgather dispatcher's expert token counts (.item())"
+
+    def __init__(self, name, patch=None, **config):
+        super().__init__(name, patch=patch, factory=build_moe, **config)
+        self.plan = (f"megatron-core {version()} GPTModel with its MoELayer (TopKRouter with the "
+                     "aux_loss load-balancing loss, SequentialMLP experts, allgather token "
+                     "dispatcher), sequence parallelism, --calculate-per-token-loss "
+                     "(scripts/capture/gg_capture/models/megatron_core.py:build_moe)")
+
+
+def aux_loss_scale_before_5047():
+    """Megatron-LM PR #3768's TP/CP finding as megatron-core had it before PR #5047 (its fix,
+    released in 0.19.2): with --calculate-per-token-loss the router attached
+    `aux_loss * num_local_tokens` to the activations, num_local_tokens being this rank's
+    sequence shard, while finalize_model_grads divides the router's gradient (summed over TP,
+    the weight being sequence-parallel) by the global token count: the load-balancing gradient
+    shrinks by tp_cp_group.size(). 0.19.2 attaches `aux_loss * num_local_tokens *
+    tp_cp_group.size()`; the patch hands its attach_and_log_load_balancing_loss the loss
+    divided by tp_cp_group.size(), so it attaches the pre-fix product (the metric it logs,
+    which no graph reads, is divided too)."""
+    from megatron.core.transformer.moe import router
+    attach = router.TopKRouter.attach_and_log_load_balancing_loss
+
+    def patched(self, activation, aux_loss_coeff, aux_loss, *args, **kwargs):
+        if self.calculate_per_token_loss:
+            aux_loss = aux_loss / self.tp_cp_group.size()
+        return attach(self, activation, aux_loss_coeff, aux_loss, *args, **kwargs)
+
+    return {(router.TopKRouter, "attach_and_log_load_balancing_loss"): patched}

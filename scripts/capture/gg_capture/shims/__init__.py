@@ -7,8 +7,8 @@ user's factory, and only for a library the captured program has imported:
   annotate(model)  on the module built for a rank: placements from the library's own parameter
                    attributes
 
-One module per library, each with loaded(), apply(), rank(world), layers(model) and
-mark_placements(model):
+One module per library, each with MODULE (the module whose import loaded() looks for),
+loaded(), apply(), rank(world), layers(model) and mark_placements(model):
 megatron.py (megatron-core; its docstring lists every obstacle and what is done about it);
 transformers.py (transformers' TP layers' in-place all-reduce of their no_grad fast path).
 """
@@ -22,6 +22,13 @@ _LIBRARIES = (megatron, transformers)
 def loaded():
     """The libraries the program has imported (their shims apply)."""
     return [lib for lib in _LIBRARIES if lib.loaded()]
+
+
+def modules():
+    """The module names by which the loaded libraries are recognized: a rank traced in a process
+    of its own (trace.trace_ranks) imports them before its factory call, so their shims apply
+    there as in this process."""
+    return [lib.MODULE for lib in loaded()]
 
 
 @contextlib.contextmanager

@@ -53,6 +53,11 @@ obstacle to running megatron's code on the CPU under make_fx; none changes what 
      shards, but its weights' gradients are then partial per shard. The same torch module is
      built with its weights marked sequence_parallel (megatron's attribute, which
      finalize_model_grads all-reduces over the TP group; the joint capture does the same).
+  8. jit_fuser: megatron decorates small kernels with torch.compile (megatron.core.jit; e.g. the
+     MoE router's _apply_expert_bias, the fused bias-activation functions), which make_fx refuses
+     to trace ("FX to symbolically trace a dynamo-optimized function"). Every such function of a
+     loaded megatron module or class is replaced by the Python function torch.compile wrapped
+     (its _torchdynamo_orig_callable): the same computation, uncompiled.
 
 Not a shim, because it is not megatron's: its vocabulary-parallel cross entropy's hand-written
 backward writes in place through views of the saved softmax (`grad_2d[arange, target] -= ...`,
@@ -78,9 +83,12 @@ _COLLECTIVES = ("all_reduce", "all_gather_into_tensor", "_all_gather_base",
 _ORIGINAL = {}  # name -> torch.distributed's function, filled by apply()
 
 
+MODULE = "megatron.core"  # what loaded() looks for
+
+
 def loaded():
     """Whether the running program has imported megatron-core (then apply() is needed)."""
-    return "megatron.core" in sys.modules
+    return MODULE in sys.modules
 
 
 class CpuRNGStatesTracker:
@@ -146,6 +154,27 @@ def _rebind_collectives():
                 setattr(module, attr, by_original[id(value)])
 
 
+# ---- shim 8: torch.compile'd functions as their Python originals -------------------------------
+
+def _uncompiled(value):
+    """The function torch.compile wrapped, for a compiled function; else None."""
+    return getattr(value, "_torchdynamo_orig_callable", None) if callable(value) else None
+
+
+def _uncompile_megatron():
+    """Shim 8 in every loaded megatron module and in the classes it defines."""
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("megatron."):
+            continue
+        for attr, value in list(vars(module).items()):
+            if _uncompiled(value) is not None:
+                setattr(module, attr, _uncompiled(value))
+            elif isinstance(value, type) and value.__module__ == module_name:
+                for name, member in list(vars(value).items()):
+                    if _uncompiled(member) is not None:
+                        setattr(value, name, _uncompiled(member))
+
+
 # ---- shim 7: WrappedTorchNorm under sequence parallelism --------------------------------------
 
 _WRAPPED_NEW = []
@@ -164,7 +193,7 @@ def sp_norm(cls, config, hidden_size, eps=1e-5, **unused):
     return norm
 
 
-# ---- shims 2-7 ---------------------------------------------------------------------------------
+# ---- shims 2-8 ---------------------------------------------------------------------------------
 
 def _new_group(*args, **kwargs):
     """torch.distributed.new_group with a gloo backend made the default one (shim 2)."""
@@ -176,7 +205,7 @@ def _new_group(*args, **kwargs):
 
 
 def apply():
-    """Install shims 2-7, process-wide and idempotently (a capture process only: it replaces
+    """Install shims 2-8, process-wide and idempotently (a capture process only: it replaces
     torch.cuda.current_device and torch.distributed's in-place collectives)."""
     import torch.distributed as dist
     from megatron.core import utils
@@ -195,6 +224,7 @@ def apply():
         _WRAPPED_NEW.append(torch_norm.WrappedTorchNorm.__new__)
         torch_norm.WrappedTorchNorm.__new__ = sp_norm
     _rebind_collectives()  # every call: megatron modules imported since the last one
+    _uncompile_megatron()
 
 
 def _is_cuda(device):
@@ -223,8 +253,9 @@ class CpuDevices(torch.overrides.TorchFunctionMode):
 @contextlib.contextmanager
 def rank(world):
     """Around one captured rank (S at world 1): a fake world of one rank for S where none is
-    open (shim 1), CUDA devices mapped to the CPU (shim 4); megatron's parallel state is
-    destroyed at the end (the fake world it was built over closes with the rank)."""
+    open (shim 1), CUDA devices mapped to the CPU (shim 4); megatron's parallel state and its
+    MoE state are destroyed at the end (the fake world it was built over closes with
+    the rank)."""
     import torch.distributed as dist
     from megatron.core import parallel_state
     from .. import fakedist
@@ -236,6 +267,13 @@ def rank(world):
             yield
     finally:
         parallel_state.destroy_model_parallel()
+        # megatron's process-wide MoE state, which it writes in place (the metrics tracker's
+        # accumulated aux losses, MoEAuxLossAutoScaler's loss scale, set_loss_scale's copy_):
+        # made anew per rank, as in a fresh process, so no rank's trace writes into a tensor an
+        # earlier trace created
+        from megatron.core.transformer.moe import moe_logging, moe_utils
+        moe_logging.destroy_moe_metrics_tracker()
+        moe_utils.MoEAuxLossAutoScaler.main_loss_backward_scale = None
         if opened and dist.is_initialized():
             dist.destroy_process_group()
 

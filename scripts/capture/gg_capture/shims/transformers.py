@@ -19,9 +19,12 @@ from . import functional_dist
 _MODULES = ("transformers.distributed.tensor_parallel", "transformers.distributed.parallel_utils")
 
 
+MODULE = _MODULES[0]  # what loaded() looks for
+
+
 def loaded():
     """Whether the running program has imported transformers' tensor-parallel layers."""
-    return _MODULES[0] in sys.modules
+    return MODULE in sys.modules
 
 
 def apply():
