@@ -61,21 +61,44 @@ double RangeError(const SliceProjections& s, int64_t s_first, const SliceProject
   return worst;
 }
 
-// Error of S's slices against the elementwise sum of several tensors' slices (same count).
+// Error of S's slices [s_first, s_first + count) against the elementwise sum of several tensors'
+// slices [0, count) (count < 0: all of S's slices).
 double SumError(const SliceProjections& s, const std::vector<const SliceProjections*>& parts,
-                int k_count, double floor) {
+                int k_count, double floor, int64_t s_first = 0, int64_t count = -1) {
   double worst = 0.0;
   std::vector<double> summed(static_cast<size_t>(k_count));
-  for (int64_t j = 0; j < s.count; ++j) {
+  if (count < 0) count = s.count;
+  for (int64_t j = 0; j < count; ++j) {
     std::fill(summed.begin(), summed.end(), 0.0);
     for (const SliceProjections* p : parts) {
       for (int k = 0; k < k_count; ++k) {
         summed[static_cast<size_t>(k)] += p->values[static_cast<size_t>(j * k_count + k)];
       }
     }
-    worst = std::max(worst, SliceError(s, j, summed.data(), -1.0, k_count, floor));
+    worst = std::max(worst, SliceError(s, s_first + j, summed.data(), -1.0, k_count, floor));
   }
   return worst;
+}
+
+// The rank groups of a concat of sums: `chunks` chunks over `world` ranks, chunk c summing
+// ranks c*G .. c*G+G-1 (contiguous) or c, c+chunks, c+2*chunks, ... (strided), G = world/chunks.
+struct RankGroups {
+  int32_t chunks;
+  bool strided;
+  int32_t Rank(int32_t chunk, int32_t member, int32_t world) const {
+    return strided ? chunk + member * chunks : chunk * (world / chunks) + member;
+  }
+};
+
+// Every layout tried: 1 < chunks < world, chunks dividing world, contiguous then strided.
+std::vector<RankGroups> GroupLayouts(int32_t world) {
+  std::vector<RankGroups> layouts;
+  for (int32_t c = 2; c < world; ++c) {
+    if (world % c != 0) continue;
+    layouts.push_back(RankGroups{c, false});
+    layouts.push_back(RankGroups{c, true});
+  }
+  return layouts;
 }
 
 // Same-shape error over the whole tensor and the slices along every dimension.
@@ -142,6 +165,8 @@ const char* KindName(Candidate::Kind kind) {
       return "slices";
     case Candidate::Kind::kReshape:
       return "reshape";
+    case Candidate::Kind::kConcatOfSums:
+      return "concat-of-sums";
   }
   return "?";
 }
@@ -269,6 +294,29 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
         for (int64_t j = 0; j < along.count; ++j) {
           slices.Add(along.values[static_cast<size_t>(j * k)],
                      std::sqrt(along.sum_squares[static_cast<size_t>(j)]), id);
+        }
+      }
+    }
+    // A concat of sums begins with the sum of its first group's slices 0 (no norm of its own:
+    // SumError judges against S's scale).
+    const std::vector<RankGroups> layouts = GroupLayouts(world_);
+    for (const auto& [key, names] : by_open_dim_) {
+      if (layouts.empty()) break;
+      const int64_t dim = key.back();
+      for (const auto& [name, slots] : names) {
+        if (!std::all_of(slots.begin(), slots.end(), [&](const Entry* e) {
+              return e != nullptr && e->fp->along(dim).count > 0;
+            })) {
+          continue;
+        }
+        auto id = static_cast<uint32_t>(slots[0] - entries_.data());
+        for (const RankGroups& layout : layouts) {
+          double first = 0.0;
+          for (int32_t m = 0; m < world_ / layout.chunks; ++m) {
+            first +=
+                slots[static_cast<size_t>(layout.Rank(0, m, world_))]->fp->along(dim).values[0];
+          }
+          index.slices[key].Add(first, 0.0, id);
         }
       }
     }
@@ -480,6 +528,30 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
         }
       }
       if (concat_holds) continue;
+      // Concat of sums over rank groups (every rank the same extent along dim).
+      if (complete(slots) && world_ > 2) {
+        const int64_t extent = slots[0]->fp->shape[dim];
+        bool uniform = std::all_of(slots.begin(), slots.end(),
+                                   [&](const Entry* e) { return e->fp->shape[dim] == extent; });
+        for (const RankGroups& layout : GroupLayouts(world_)) {
+          if (!uniform || extent * layout.chunks != s.shape[dim]) continue;
+          const int32_t members = world_ / layout.chunks;
+          double error = 0.0;
+          std::vector<symbolic::RelExpr> chunks;
+          for (int32_t c = 0; c < layout.chunks; ++c) {
+            std::vector<const SliceProjections*> parts;
+            std::vector<symbolic::RelExpr> leaves;
+            for (int32_t m = 0; m < members; ++m) {
+              const Entry* e = slots[static_cast<size_t>(layout.Rank(c, m, world_))];
+              parts.push_back(&e->fp->along(d64));
+              leaves.push_back(leaf(*e));
+            }
+            error = std::max(error, SumError(sp, parts, k, floor, c * extent, extent));
+            chunks.push_back(symbolic::RelExpr::Sum(leaves));
+          }
+          add(Candidate::Kind::kConcatOfSums, {symbolic::RelExpr::Concat(d64, chunks)}, error, tol);
+        }
+      }
       // Runs of consecutive slices: continue the current run when the next slice matches, else
       // look for S's slice among every slice of every rank (rank order, then index).
       struct Run {

@@ -13,14 +13,19 @@
 //               runs of consecutive slices of the ranks' tensors (a row range of one rank, an
 //               interleaved fused layout such as vLLM's [q; k; v] per rank)
 //   reshape     S == reshape(t@r, shape)           (same element count; whole-tensor projections)
+//   concat-of-sums  S == concat(d, sum(t@0, t@1), sum(t@2, t@3)) or concat(d, sum(t@0, t@2),
+//               sum(t@1, t@3)): C chunks (1 < C < world, C divides it), chunk c the sum of a
+//               group of ranks, contiguous or strided: a tensor sharded over one axis of a 2-D
+//               mesh and partial over the other (TP x DP gradients; KV heads shared by TP ranks)
 // A D tensor `t` on several ranks means the value of the same FX name on each rank.
 //
 // Error of a candidate: the largest |projection(S) - projection(expr)| over projections and
 // slices, each divided by the slice's scale sqrt(max(|S_j|^2, |expr_j|^2, floor)) with the floor
 // 1e-4 of the mean slice's squared norm: an estimate of the normwise relative error per slice.
 // A candidate holds when its error is at most the tolerance: tolerance_factor times the larger
-// unit roundoff of the two dtypes (bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), capped at max_tolerance, and
-// at least exact_tolerance (integers and booleans compare exactly up to double rounding).
+// unit roundoff of the two dtypes (bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), capped at
+// max_tolerance, and at least exact_tolerance (integers and booleans compare exactly up to double
+// rounding).
 #pragma once
 
 #include <map>
@@ -42,7 +47,7 @@ struct MatchOptions {
 };
 
 struct Candidate {
-  enum class Kind { kReplicated, kConcat, kSum, kIdentical, kSlices, kReshape };
+  enum class Kind { kReplicated, kConcat, kSum, kIdentical, kSlices, kReshape, kConcatOfSums };
   Kind kind = Kind::kIdentical;
   std::vector<symbolic::RelExpr> exprs;  // S == each of them (replicated: one per rank)
   double error = 0.0;

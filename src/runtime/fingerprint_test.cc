@@ -206,6 +206,41 @@ TEST(NumericClassification, MissingLemmaOrDifferent) {
             NumericClassification::Kind::kNotObserved);
 }
 
+// A 2-D layout over 4 ranks: sharded along rows over one mesh axis, partial over the other
+// (contiguous groups {0, 1}, {2, 3} or strided {0, 2}, {1, 3}); found by the full comparison and
+// by the index alike.
+TEST(FingerprintMatch, FindsConcatsOfSumsOverRankGroups) {
+  at::manual_seed(12);
+  Tables t(4);
+  at::Tensor a = at::randn({6, 5}, at::kDouble), b = at::randn({6, 5}, at::kDouble);
+  std::vector<at::Tensor> p(4);
+  for (int r = 0; r < 4; ++r) p[r] = at::randn({3, 5}, at::kDouble);
+  // contiguous: rows 0-2 are p0 + p1, rows 3-5 p2 + p3
+  ir::TensorRef contiguous = t.S("c", at::cat({p[0] + p[1], p[2] + p[3]}, 0));
+  ir::TensorRef strided = t.S("s", at::cat({p[0] + p[2], p[1] + p[3]}, 0));
+  ir::TensorRef unrelated = t.S("u", a + b);
+  for (int r = 0; r < 4; ++r) t.D(r, "part", p[r]);
+  MatchOptions options;
+  options.max_candidates = 64;
+  FingerprintMatcher matcher(t.d, options);
+  auto best = [&](ir::TensorRef ref) {
+    std::vector<Candidate> full = matcher.CandidatesFor(*t.s.Find(0, ref));
+    std::vector<std::string> holding, indexed;
+    for (const Candidate& c : full) {
+      if (c.holds()) holding.push_back(c.ToString());
+    }
+    for (const Candidate& c : matcher.HoldingCandidatesFor(*t.s.Find(0, ref))) {
+      indexed.push_back(c.ToString());
+    }
+    EXPECT_EQ(holding, indexed);
+    return Best(full);
+  };
+  EXPECT_EQ(best(contiguous),
+            "concat-of-sums: concat(0, sum(part@0, part@1), sum(part@2, part@3))");
+  EXPECT_EQ(best(strided), "concat-of-sums: concat(0, sum(part@0, part@2), sum(part@1, part@3))");
+  EXPECT_EQ(best(unrelated), "none");
+}
+
 // The value index finds exactly the holding candidates of the full comparison, in the same order,
 // on a model-like table: many layers of same-shaped tensors (the case the index is for), with
 // every candidate form, dtype roundings, scales far apart, zeros, NaN and infinity.
