@@ -115,6 +115,12 @@ std::vector<OpEntry> ElementwiseOps() {
        traits::Fresh() | traits::Pointwise("tanh")},
       {"aten::sigmoid(Tensor self) -> Tensor", UnaryFloat,
        traits::Fresh() | traits::Pointwise("sigmoid")},
+      // log(sigmoid(x)) (F.logsigmoid, what ring attention merges log-sum-exps with); traced, it
+      // is log_sigmoid_forward, whose second output is the CPU kernel's buffer for the backward.
+      {"aten::log_sigmoid(Tensor self) -> Tensor", UnaryFloatOnly,
+       traits::Fresh() | traits::Pointwise("log_sigmoid")},
+      {"aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
+       LogSigmoidForward, traits::Fresh() | traits::Lower("log_sigmoid_forward")},
       {"aten::log1p(Tensor self) -> Tensor", UnaryFloat,
        traits::Fresh() | traits::Pointwise("log1p")},
       {"aten::expm1(Tensor self) -> Tensor", UnaryFloat,

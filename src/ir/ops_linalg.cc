@@ -37,8 +37,9 @@ std::vector<OpEntry> LinalgOps() {
        "float? scale=None) -> (Tensor output, Tensor log_sumexp, Tensor philox_seed, Tensor "
        "philox_offset)",
        EfficientAttention, traits::Random() | traits::SumsLastDim() | traits::Lower("sdpa")},
-      // All four lower their output (not under dropout) to (sdpa ...) / (sdpa_mask ...); the
-      // logsumexp, RNG state and bookkeeping outputs stay opaque.
+      // All four lower their output (not under dropout) to (sdpa ...) / (sdpa_mask ...); the CPU
+      // kernel's logsumexp to (sdpa_lse ...) / (sdpa_lse_mask ...) (f32, f64); the other
+      // kernels' logsumexp, RNG state and bookkeeping outputs stay opaque.
       {"aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
        "float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) "
        "-> (Tensor output, Tensor logsumexp)",

@@ -539,6 +539,11 @@ Outputs Dropout(const ShapeContext& ctx) {
   return {input, TensorType{DType::kBool, input.shape}};
 }
 
+Outputs LogSigmoidForward(const ShapeContext& ctx) {
+  const TensorType t = *UnaryFloatOnly(ctx)[0];
+  return {t, t};
+}
+
 Outputs Softmax(const ShapeContext& ctx) {
   TensorType t = ctx.TensorArg("self");
   NormalizeDim(ctx, IntArg(ctx, "dim"), static_cast<int64_t>(t.shape.size()));

@@ -87,6 +87,8 @@ Outputs BackwardLikeSelf(const ShapeContext& ctx);  // gelu_backward etc.: broad
 Outputs ToCopy(const ShapeContext& ctx);
 Outputs Copy(const ShapeContext& ctx);     // copy(self, src): self's type
 Outputs Dropout(const ShapeContext& ctx);  // (output, bool mask)
+// (output, buffer), both like the floating input (the CPU kernel's buffer; CUDA's is empty)
+Outputs LogSigmoidForward(const ShapeContext& ctx);
 Outputs Softmax(const ShapeContext& ctx);  // _softmax/_log_softmax(self, dim, half_to_float)
 Outputs SoftmaxBackward(const ShapeContext& ctx);  // grad_output's shape, input_dtype
 Outputs Void(const ShapeContext& ctx);             // returns nothing

@@ -376,6 +376,8 @@ std::vector<OpCase> Cases() {
       {"aten::erf", {R({4})}, {In(0)}},
       {"aten::tanh", {R({4})}, {In(0)}},
       {"aten::sigmoid", {R({4})}, {In(0)}},
+      {"aten::log_sigmoid", {R({4})}, {In(0)}},
+      {"aten::log_sigmoid_forward", {R({2, 3})}, {In(0)}},
       {"aten::log1p", {P({4})}, {In(0)}},
       {"aten::expm1", {R({4})}, {In(0)}},
       {"aten::sign", {R({4})}, {In(0)}},

@@ -148,6 +148,10 @@ class Evaluator {
     if (op == "safe_softmax") return SafeSoftmax(T(n, 0), I(n, 1));
     if (op == "sdpa") return Sdpa(T(n, 0), T(n, 1), T(n, 2), std::nullopt, I(n, 3) != 0, F(n, 4));
     if (op == "sdpa_mask") return Sdpa(T(n, 0), T(n, 1), T(n, 2), T(n, 3), false, F(n, 4));
+    if (op == "sdpa_lse") {
+      return SdpaLse(T(n, 0), T(n, 1), std::nullopt, I(n, 3) != 0, F(n, 4));
+    }
+    if (op == "sdpa_lse_mask") return SdpaLse(T(n, 0), T(n, 1), T(n, 3), false, F(n, 4));
     if (op == "masked_fill") return at::masked_fill(T(n, 0), T(n, 1), F(n, 2));
     if (op == "embedding") {
       // Rows of an n-d weight [E, ...] (at::embedding takes 2-d tables only): ids.shape + w[1:].
@@ -252,15 +256,12 @@ class Evaluator {
     at::Tensor none = (x == -std::numeric_limits<double>::infinity()).all(dim, true);
     return at::where(none, at::zeros({}, x.options()), at::softmax(x, dim));
   }
-  // Scaled dot-product attention by its definition (not ATen's fused kernels): scores
-  // q k^T * scale over [..., Hq, L, S], kv heads repeated for GQA (query head h reads kv head
-  // h / (Hq / Hkv)), causal keeps key j <= query i, a bool mask keeps its true entries and a
-  // floating one is added; a row with nothing kept attends to nothing (safe softmax: 0).
-  static at::Tensor Sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         const std::optional<at::Tensor>& mask, bool causal, double scale) {
+  // The scaled scores of q against k (kv heads repeated for GQA), masked: -inf where a causal or
+  // bool mask hides a key, a floating mask added.
+  static at::Tensor Scores(const at::Tensor& q, const at::Tensor& k,
+                           const std::optional<at::Tensor>& mask, bool causal, double scale) {
     const int64_t group = q.size(-3) / k.size(-3);
-    at::Tensor kk = k.repeat_interleave(group, -3), vv = v.repeat_interleave(group, -3);
-    at::Tensor scores = at::matmul(q, kk.transpose(-2, -1)) * scale;
+    at::Tensor scores = at::matmul(q, k.repeat_interleave(group, -3).transpose(-2, -1)) * scale;
     const double inf = std::numeric_limits<double>::infinity();
     if (causal) {
       at::Tensor keep = at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)).tril();
@@ -270,7 +271,28 @@ class Evaluator {
       scores = mask->scalar_type() == at::kBool ? scores.masked_fill(mask->logical_not(), -inf)
                                                 : scores + *mask;
     }
-    return at::matmul(SafeSoftmax(scores, -1), vv);
+    return scores;
+  }
+
+  // Scaled dot-product attention by its definition (not ATen's fused kernels): scores
+  // q k^T * scale over [..., Hq, L, S], kv heads repeated for GQA (query head h reads kv head
+  // h / (Hq / Hkv)), causal keeps key j <= query i, a bool mask keeps its true entries and a
+  // floating one is added; a row with nothing kept attends to nothing (safe softmax: 0).
+  static at::Tensor Sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         const std::optional<at::Tensor>& mask, bool causal, double scale) {
+    const int64_t group = q.size(-3) / k.size(-3);
+    return at::matmul(SafeSoftmax(Scores(q, k, mask, causal, scale), -1),
+                      v.repeat_interleave(group, -3));
+  }
+
+  // logsumexp of the scores over the keys; 0 on a row whose scores are all -inf (the CPU flash
+  // kernel's value there).
+  static at::Tensor SdpaLse(const at::Tensor& q, const at::Tensor& k,
+                            const std::optional<at::Tensor>& mask, bool causal, double scale) {
+    at::Tensor scores = Scores(q, k, mask, causal, scale);
+    const double inf = std::numeric_limits<double>::infinity();
+    at::Tensor all_masked = (scores == -inf).all(-1);
+    return at::logsumexp(scores, -1).masked_fill(all_masked, 0.0);
   }
 
   const symbolic::RecExpr& expr_;

@@ -390,6 +390,7 @@ struct VarSpec {
   enum class Kind {
     kTensor,
     kFlt,
+    kTerm,  // `?m = (masked_fill (full ?z 9 ?ss...) ?b ?f)`: a term over earlier variables
     kInt,
     kIntList,
     kRandomInt,
@@ -503,7 +504,10 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       }
     } else if (rest.rfind("=", 0) == 0) {
       std::string value = Trim(rest.substr(1));
-      if (!value.empty() && value.front() == '[') {
+      if (!value.empty() && value.front() == '(') {
+        spec.kind = VarSpec::Kind::kTerm;
+        spec.value = value;
+      } else if (!value.empty() && value.front() == '[') {
         spec.kind = VarSpec::Kind::kIntList;
         spec.dims = SplitTopLevel(value.substr(1, value.size() - 2), ',');
       } else {
@@ -567,6 +571,24 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
     out.leaf_specs.push_back(leaf_spec);
     return graph.Add(lang.Tensor(leaf_id));
   };
+  auto subst_for = [&](const Pattern& p) {
+    Subst subst;
+    subst.vars.assign(p.var_names.size(), kNoClass);
+    subst.lists.assign(p.var_names.size(), {});
+    for (size_t i = 0; i < p.var_names.size(); ++i) {
+      const std::string& name = p.var_names[i];
+      if (p.var_is_list[i]) {
+        auto it = lists.find(name);
+        if (it == lists.end()) draw.Fail("signature does not bind list ?" + name);
+        subst.lists[i] = it->second;
+      } else {
+        auto it = scalars.find(name);
+        if (it == scalars.end()) draw.Fail("signature does not bind ?" + name);
+        subst.vars[i] = it->second;
+      }
+    }
+    return subst;
+  };
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   std::mt19937_64 flt_rng(seed + 1);
   for (const auto& [name, spec] : vars) {
@@ -584,6 +606,13 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       case VarSpec::Kind::kFlt:
         scalars[name] = graph.Add(lang.Flt(real(flt_rng)));
         break;
+      case VarSpec::Kind::kTerm: {  // a term over the variables bound before it
+        Pattern p = ParseLhs(spec.value, lang.ops(), lemma.rule.file, lemma.rule.line);
+        auto cls = Instantiate(graph, p, subst_for(p));
+        if (!cls) draw.Fail("cannot instantiate ?" + name + " = " + spec.value);
+        scalars[name] = *cls;
+        break;
+      }
       case VarSpec::Kind::kInt:
       case VarSpec::Kind::kRandomInt: {
         int64_t v = spec.kind == VarSpec::Kind::kInt
@@ -620,24 +649,6 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
   }
   out.draw = draw.Describe();
 
-  auto subst_for = [&](const Pattern& p) {
-    Subst subst;
-    subst.vars.assign(p.var_names.size(), kNoClass);
-    subst.lists.assign(p.var_names.size(), {});
-    for (size_t i = 0; i < p.var_names.size(); ++i) {
-      const std::string& name = p.var_names[i];
-      if (p.var_is_list[i]) {
-        auto it = lists.find(name);
-        if (it == lists.end()) draw.Fail("signature does not bind list ?" + name);
-        subst.lists[i] = it->second;
-      } else {
-        auto it = scalars.find(name);
-        if (it == scalars.end()) draw.Fail("signature does not bind ?" + name);
-        subst.vars[i] = it->second;
-      }
-    }
-    return subst;
-  };
   auto lhs = Instantiate(graph, lemma.rule.lhs, subst_for(lemma.rule.lhs));
   if (!lhs) draw.Fail("cannot instantiate the left-hand side");
   for (const Pattern& p : also_patterns) {

@@ -17,6 +17,8 @@
 //   ?xs: copies(?x)       a list of W copies of ?x (an expand written as a concat of copies)
 //   ?es: expands(?x, [a, n*])  a list of W broadcasts of ?x, element i to those sizes
 //   leaf (concat ?d ?xs...)   a fresh leaf put in that term's class (a tensor D computes whole)
+//   ?m = (masked_fill (full ?z 9 ?ss...) ?b ?f)   a term over the variables bound before it (for
+//                         a side condition that reads its form: a finite additive mask)
 // Size expressions: integers, symbols `a`, per-element `n*`, one element `n[1]`, `sum(n)`,
 // `W`, integer variables `?s`, with + - * and parentheses.
 #pragma once

@@ -237,6 +237,55 @@ TEST_F(LemmaGoalTest, HeadSplitSurvivesReshapeAndSoftmax) {
   EXPECT_TRUE(Same(s, d));
 }
 
+// Ring attention's merge of two key blocks (torch's _SDPAMerger) is attention over both blocks
+// when the masks are finite additive masks (masked_fill of zeros by a bool mask); with a D tensor
+// as a mask (it may hold -inf: a fully masked row's log-sum-exp is 0 and the merge would weigh
+// its output in) or a fill that overflows its dtype (-1e9 in f16 is -inf) nothing is merged.
+TEST_F(LemmaGoalTest, RingMergeOfTwoKeyBlocksNeedsFiniteMasks) {
+  Leaf("q", {1, 2, 3, 4});
+  Leaf("k1", {1, 2, 2, 4});
+  Leaf("v1", {1, 2, 2, 4});
+  Leaf("k2", {1, 2, 3, 4});
+  Leaf("v2", {1, 2, 3, 4});
+  for (const char* name : {"a1", "b1"}) Leaf(name, {3, 2});
+  for (const char* name : {"a2", "b2", "m"}) Leaf(name, {3, 3});
+  auto op = [&](const char* name, std::vector<ClassId> children) {
+    return graph_.Add(ENode{*lang_.ops().Find(name), 0, std::move(children)});
+  };
+  auto num = [&](int64_t v) { return graph_.Add(lang_.Num(v)); };
+  auto flt = [&](double v) { return graph_.Add(lang_.Flt(v)); };
+  auto fill = [&](const char* a, const char* b, int64_t cols, ir::DType dtype, double value) {
+    ClassId zeros = op("full", {flt(0.0), num(static_cast<int64_t>(dtype)), num(3), num(cols)});
+    return op("masked_fill", {zeros, op("lt", {names_[a], names_[b]}), flt(value)});
+  };
+  ClassId q = names_["q"], sc = flt(0.5);
+  auto block = [&](const char* kind, const char* k, const char* v, ClassId m) {
+    return op(kind, {q, names_[k], names_[v], m, sc});
+  };
+  // (D's merge, S's attention over the joined blocks)
+  auto merge = [&](ClassId m1, ClassId m2) {
+    ClassId o1 = block("sdpa_mask", "k1", "v1", m1), o2 = block("sdpa_mask", "k2", "v2", m2);
+    auto lse = [&](const char* k, const char* v, ClassId m) {
+      return op("reshape", {block("sdpa_lse_mask", k, v, m), num(1), num(2), num(3), num(1)});
+    };
+    ClassId weight = op("sigmoid", {op("sub", {lse("k2", "v2", m2), lse("k1", "v1", m1)})});
+    ClassId d = op("sub", {o1, op("mul", {weight, op("sub", {o1, o2})})});
+    ClassId s = op("sdpa_mask", {q, op("concat", {num(2), names_["k1"], names_["k2"]}),
+                                 op("concat", {num(2), names_["v1"], names_["v2"]}),
+                                 op("concat", {num(1), m1, m2}), sc});
+    return std::make_pair(d, s);
+  };
+  const auto f32 = ir::DType::kFloat32, f16 = ir::DType::kFloat16;
+  auto [d, s] = merge(fill("a1", "b1", 2, f32, -10000.0), fill("a2", "b2", 3, f32, -10000.0));
+  auto [d_leaf, s_leaf] = merge(fill("a1", "b1", 2, f32, -10000.0), names_["m"]);
+  auto [d_f16, s_f16] = merge(fill("a1", "b1", 2, f16, -1e9), fill("a2", "b2", 3, f16, -1e9));
+  Saturate();
+  EXPECT_TRUE(Same(d, s));
+  EXPECT_FALSE(Same(d_leaf, s_leaf));
+  EXPECT_FALSE(Same(d_f16, s_f16));
+  EXPECT_FALSE((*analysis_)[s].conflict);
+}
+
 TEST_F(LemmaGoalTest, RotateHalfOfHeadShardsIsEachRanksRotateHalf) {
   // Llama's rotate_half on queries [b, heads, s, d] sharded by heads: S's
   // cat(-1, -x[..., 2:], x[..., :2]) of the concat of the ranks' heads is the concat of each

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 #include <stdexcept>
+#include <string_view>
+#include <tuple>
 
 namespace gg::symbolic {
 namespace {
@@ -1757,6 +1759,272 @@ std::optional<ClassId> SdpaMaskGroupedHeads(EGraph& g, const Bindings& b) {
   return GroupedHeadConcats(g, b, "sdpa_mask", 3, {b.Var("m"), b.Var("sc")});
 }
 
+// ---- online softmax: attention over key blocks (ring attention) ----------------------------
+
+// Whether every element of class c is finite, read from a node of the class: a finite number, a
+// constant (full v ...) of a v finite in c's dtype, masked_fill(x, m, f) of finite x and an f
+// finite in c's dtype, or a concat, slice, reshape, expand or permute of finite tensors (an
+// additive attention mask made from a bool mask, Megatron's masked_fill(zeros, m, -10000), and its
+// pieces). A D tensor or graph input is not known to be finite.
+bool FiniteValued(const EGraph& g, ClassId c, int depth) {
+  if (depth <= 0) return false;
+  const TensorFacts& facts = FactsOf(g, c);
+  if (facts.fconstant && !facts.type) return std::isfinite(*facts.fconstant);
+  if (facts.constant && !facts.type) return true;
+  const TensorLanguage& L = Lang();
+  static const OpId full = *L.ops().Find("full");
+  static const OpId masked_fill = *L.ops().Find("masked_fill");
+  // a number written into this class's dtype stays finite (-1e9 into f16 is -inf)
+  auto fits = [&](ClassId number) {
+    const TensorFacts& f = FactsOf(g, number);
+    if (f.type || !facts.type) return false;
+    const double v = f.fconstant  ? *f.fconstant
+                     : f.constant ? static_cast<double>(*f.constant)
+                                  : std::nan("");
+    double max = 0.0;
+    switch (facts.type->dtype) {
+      case ir::DType::kFloat16:
+        max = 65504.0;
+        break;
+      case ir::DType::kBFloat16:
+      case ir::DType::kFloat32:
+        max = 3.3e38;
+        break;
+      case ir::DType::kFloat64:
+        max = 1.7e308;
+        break;
+      default:
+        return false;
+    }
+    return std::isfinite(v) && std::fabs(v) <= max;
+  };
+  for (const ENode& n : g.Nodes(c)) {
+    if (n.op == full && !n.children.empty()) {
+      if (fits(n.children[0])) return true;
+    } else if (n.op == masked_fill && n.children.size() == 3) {
+      if (FiniteValued(g, n.children[0], depth - 1) && fits(n.children[2])) {
+        return true;
+      }
+    } else if (n.op == L.slice || n.op == L.reshape || n.op == L.expand || n.op == L.permute) {
+      if (!n.children.empty() && FiniteValued(g, n.children[0], depth - 1)) return true;
+    } else if (n.op == L.concat && n.children.size() >= 2) {
+      bool all = true;
+      for (size_t i = 1; i < n.children.size() && all; ++i) {
+        all = FiniteValued(g, n.children[i], depth - 1);
+      }
+      if (all) return true;
+    }
+  }
+  return false;
+}
+
+// The attention key blocks (k_i, v_i, m_i) of one query: keys and values of one rank r >= 3
+// agreeing but for their key length (dim r-2, at least 1: an empty block's log-sum-exp is 0 in
+// the kernel), masks (when given) of one rank agreeing but for their last dim, which is the
+// block's key length (no broadcast along the keys). Returns the rank of k, the key dim and the
+// mask's last dim (or nullopt).
+struct KeyBlocks {
+  size_t rank = 0;
+  int64_t key_dim = 0;
+  int64_t mask_dim = -1;  // -1: no masks
+};
+std::optional<KeyBlocks> AlignedKeyBlocks(const EGraph& g, ClassId q,
+                                          const std::vector<ClassId>& ks,
+                                          const std::vector<ClassId>& vs,
+                                          const std::vector<ClassId>* ms) {
+  auto qs = ShapeOf(g, q);
+  if (!qs || qs->size() < 3 || ks.empty() || ks.size() != vs.size()) return std::nullopt;
+  if (ms && ms->size() != ks.size()) return std::nullopt;
+  KeyBlocks out;
+  out.rank = qs->size();
+  out.key_dim = static_cast<int64_t>(out.rank) - 2;
+  std::optional<Shape64> k0 = ShapeOf(g, ks[0]), v0 = ShapeOf(g, vs[0]), m0;
+  if (ms) m0 = ShapeOf(g, (*ms)[0]);
+  if (!k0 || !v0 || (ms && !m0) || k0->size() != out.rank || v0->size() != out.rank) {
+    return std::nullopt;
+  }
+  if (ms) {
+    if (m0->empty()) return std::nullopt;
+    out.mask_dim = static_cast<int64_t>(m0->size()) - 1;
+  }
+  auto same_but = [](const Shape64& a, const Shape64& b, int64_t at) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (static_cast<int64_t>(i) != at && a[i] != b[i]) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < ks.size(); ++i) {
+    auto k = ShapeOf(g, ks[i]), v = ShapeOf(g, vs[i]);
+    if (!k || !v || !same_but(*k, *k0, out.key_dim) || !same_but(*v, *v0, out.key_dim)) {
+      return std::nullopt;
+    }
+    const int64_t len = (*k)[static_cast<size_t>(out.key_dim)];
+    if (len <= 0 || (*v)[static_cast<size_t>(out.key_dim)] != len) return std::nullopt;
+    if (ms) {
+      auto m = ShapeOf(g, (*ms)[i]);
+      if (!m || !same_but(*m, *m0, out.mask_dim) ||
+          (*m)[static_cast<size_t>(out.mask_dim)] != len) {
+        return std::nullopt;
+      }
+    }
+  }
+  return out;
+}
+
+// The sizes ?ss of (reshape L ?ss...) append one trailing 1 to L's shape: torch's
+// lse.unsqueeze(-1), which broadcasts a log-sum-exp over the output's last dim.
+bool AppendsTrailingOne(const EGraph& g, ClassId lse, const std::vector<ClassId>& sizes) {
+  auto shape = ShapeOf(g, lse);
+  if (!shape || sizes.size() != shape->size() + 1) return false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto v = IntOf(g, sizes[i]);
+    if (!v || *v != (i < shape->size() ? (*shape)[i] : 1)) return false;
+  }
+  return true;
+}
+
+// Two key blocks of one query merged by their log-sum-exps (torch's _SDPAMerger, ring attention):
+// the (sdpa_mask / sdpa_lse_mask) over the blocks' keys, values and mask columns concatenated.
+// Reads ?q ?k1 ?v1 ?m1 ?k2 ?v2 ?m2 ?sc; masks finite (a fully masked row's log-sum-exp is 0 in
+// the kernel, not -inf, and the merge would weigh its zero output). nullopt when the blocks do
+// not align or the reshapes (?ss ?ts [?us]) are not the log-sum-exps' unsqueeze(-1).
+std::optional<ClassId> MergedBlocks(EGraph& g, const Bindings& b, const char* op_name) {
+  ClassId q = b.Var("q"), m1 = b.Var("m1"), m2 = b.Var("m2");
+  std::vector<ClassId> ks{b.Var("k1"), b.Var("k2")}, vs{b.Var("v1"), b.Var("v2")}, ms{m1, m2};
+  auto blocks = AlignedKeyBlocks(g, q, ks, vs, &ms);
+  if (!blocks || !FiniteValued(g, m1, 8) || !FiniteValued(g, m2, 8)) return std::nullopt;
+  const OpId lse = *Lang().ops().Find("sdpa_lse_mask");
+  std::vector<ClassId> block_args{q, b.Var("k1"), b.Var("v1"), m1, b.Var("sc")};
+  auto lse1 = g.Lookup(ENode{lse, 0, block_args});
+  block_args[1] = b.Var("k2");
+  block_args[2] = b.Var("v2");
+  block_args[3] = m2;
+  auto lse2 = g.Lookup(ENode{lse, 0, block_args});
+  if (!lse1 || !lse2) return std::nullopt;
+  for (const char* sizes : {"ss", "ts", "us"}) {
+    const std::vector<ClassId>* list = MaybeList(b, sizes);
+    if (list && !AppendsTrailingOne(g, *lse1, *list)) return std::nullopt;
+  }
+  ClassId merged =
+      AddOp(g, *Lang().ops().Find(op_name),
+            {q, JoinPieces(g, ks, 0, 2, blocks->key_dim), JoinPieces(g, vs, 0, 2, blocks->key_dim),
+             JoinPieces(g, ms, 0, 2, blocks->mask_dim), b.Var("sc")});
+  if (std::string_view(op_name) == "sdpa_lse_mask") {
+    std::vector<ClassId> children{merged};
+    const auto& ss = b.List("ss");
+    children.insert(children.end(), ss.begin(), ss.end());
+    return AddOp(g, Lang().reshape, std::move(children));
+  }
+  return merged;
+}
+
+// out1 - sigmoid(lse2 - lse1) * (out1 - out2) = attention over both blocks' keys
+std::optional<ClassId> SdpaMaskMerge(EGraph& g, const Bindings& b) {
+  return MergedBlocks(g, b, "sdpa_mask");
+}
+
+// lse1 - log_sigmoid(lse1 - lse2) = log-sum-exp over both blocks' keys (logaddexp)
+std::optional<ClassId> SdpaLseMaskMerge(EGraph& g, const Bindings& b) {
+  return MergedBlocks(g, b, "sdpa_lse_mask");
+}
+
+// (op ?q (concat ?d ?ks...) (concat ?e ?vs...) (concat ?f ?ms...) ?sc), op sdpa_mask or
+// sdpa_lse_mask: attention does not depend on the order of the keys when values and mask columns
+// are permuted alike. The blocks are put in one canonical order (by the classes of k_i, then v_i,
+// then m_i, decreasing), so two attentions over the same blocks in different orders (a ring's
+// rotated blocks, a zig-zag split) meet; nothing when the order is canonical already or a block
+// is split further (the finer concat is sorted instead).
+std::optional<ClassId> SortedKeyBlocks(EGraph& g, const Bindings& b, const char* op_name) {
+  const auto &ks = b.List("ks"), &vs = b.List("vs"), &ms = b.List("ms");
+  if (ks.size() < 2) return std::nullopt;
+  auto blocks = AlignedKeyBlocks(g, b.Var("q"), ks, vs, &ms);
+  if (!blocks) return std::nullopt;
+  const size_t rank = blocks->rank;
+  auto m_rank = ShapeOf(g, ms[0])->size();
+  if (Norm(IntOf(g, b.Var("d")), rank) != blocks->key_dim ||
+      Norm(IntOf(g, b.Var("e")), rank) != blocks->key_dim ||
+      Norm(IntOf(g, b.Var("f")), m_rank) != blocks->mask_dim) {
+    return std::nullopt;
+  }
+  // Only the finest split is sorted: a block that is itself a concat along the key dim (a coarser
+  // grouping, which concat-flatten also writes flat) would give one more order per grouping.
+  auto split_along = [&](ClassId c, int64_t dim) {
+    for (const ENode& n : g.NodesWithOp(c, Lang().concat)) {
+      auto shape = ShapeOf(g, c);
+      if (shape && Norm(IntOf(g, n.children[0]), shape->size()) == dim) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (split_along(ks[i], blocks->key_dim) || split_along(vs[i], blocks->key_dim) ||
+        split_along(ms[i], blocks->mask_dim)) {
+      return std::nullopt;
+    }
+  }
+  std::vector<size_t> order(ks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](size_t i) { return std::make_tuple(g.Find(ks[i]), g.Find(vs[i]), g.Find(ms[i])); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return key(x) > key(y); });
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == i;
+  if (identity) return std::nullopt;
+  auto sorted = [&](const std::vector<ClassId>& pieces, int64_t dim) {
+    std::vector<ClassId> children{AddNum(g, dim)};
+    for (size_t i : order) children.push_back(pieces[i]);
+    return AddOp(g, Lang().concat, std::move(children));
+  };
+  return AddOp(g, *Lang().ops().Find(op_name),
+               {b.Var("q"), sorted(ks, blocks->key_dim), sorted(vs, blocks->key_dim),
+                sorted(ms, blocks->mask_dim), b.Var("sc")});
+}
+
+std::optional<ClassId> SdpaMaskSortedKeys(EGraph& g, const Bindings& b) {
+  return SortedKeyBlocks(g, b, "sdpa_mask");
+}
+std::optional<ClassId> SdpaLseMaskSortedKeys(EGraph& g, const Bindings& b) {
+  return SortedKeyBlocks(g, b, "sdpa_lse_mask");
+}
+
+// (op (concat ?d ?xs...) ?k ?v ?m ?sc), op sdpa_mask or sdpa_lse_mask, d the query-length dim
+// (r-2 of the query): each query row attends on its own, so the result is the concat (along r-2,
+// which is the query dim of the output and of the log-sum-exp alike) of each query piece's
+// attention over the mask's rows of that piece (the whole mask where it broadcasts along the
+// rows: absent there or of size 1).
+std::optional<ClassId> QueryPieces(EGraph& g, const Bindings& b, const char* op_name) {
+  const auto& xs = b.List("xs");
+  auto first = ShapeOf(g, xs.front());
+  auto m = ShapeOf(g, b.Var("m"));
+  if (xs.size() < 2 || !first || first->size() < 3 || !m) return std::nullopt;
+  const int64_t d = static_cast<int64_t>(first->size()) - 2;
+  if (Norm(IntOf(g, b.Var("d")), first->size()) != d) return std::nullopt;
+  auto lengths = SizesAlong(g, xs, d);
+  if (!lengths) return std::nullopt;
+  const int64_t mask_rows = static_cast<int64_t>(m->size()) - 2;
+  const bool sliced = mask_rows >= 0 && (*m)[static_cast<size_t>(mask_rows)] != 1;
+  const OpId op = *Lang().ops().Find(op_name);
+  std::vector<ClassId> parts{AddNum(g, d)};
+  int64_t offset = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ClassId mask = b.Var("m");
+    if (sliced) {
+      mask =
+          AddOp(g, Lang().slice,
+                {mask, AddNum(g, mask_rows), AddNum(g, offset), AddNum(g, offset + (*lengths)[i])});
+    }
+    offset += (*lengths)[i];
+    parts.push_back(AddOp(g, op, {xs[i], b.Var("k"), b.Var("v"), mask, b.Var("sc")}));
+  }
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
+std::optional<ClassId> SdpaMaskOfQueryConcat(EGraph& g, const Bindings& b) {
+  return QueryPieces(g, b, "sdpa_mask");
+}
+std::optional<ClassId> SdpaLseMaskOfQueryConcat(EGraph& g, const Bindings& b) {
+  return QueryPieces(g, b, "sdpa_lse_mask");
+}
+
 // (attention (concat 1 ?xs...) (concat 1 ?ys...) (concat 1 ?zs...) ?l): vLLM's [T, H, d] layout.
 std::optional<ClassId> AttentionGroupedHeads(EGraph& g, const Bindings& b) {
   return GroupedHeadConcats(g, b, "attention", 2, {b.Var("l")});
@@ -2380,6 +2648,12 @@ ApplierTable BuildAppliers() {
   t.Add("attention-grouped-heads", AttentionGroupedHeads);
   t.Add("mask-multiply", MaskMultiply);
   t.Add("permute-of-slice", PermuteOfSlice);
+  t.Add("sdpa-mask-merge", SdpaMaskMerge);
+  t.Add("sdpa-lse-mask-merge", SdpaLseMaskMerge);
+  t.Add("sdpa-mask-sorted-keys", SdpaMaskSortedKeys);
+  t.Add("sdpa-lse-mask-sorted-keys", SdpaLseMaskSortedKeys);
+  t.Add("sdpa-mask-of-query-concat", SdpaMaskOfQueryConcat);
+  t.Add("sdpa-lse-mask-of-query-concat", SdpaLseMaskOfQueryConcat);
   return t;
 }
 

@@ -679,6 +679,18 @@ void LocalGraph::TryAddD(int32_t rank, ir::NodeId id) {
   AddD(rank, id, *hop);
 }
 
+// masked_fill(c, m, v) of an input-free c with a number v: an additive attention mask made from
+// a bool mask (Megatron's masked_fill(zeros, m, -10000)). Its definition joins a related tensor's
+// class like a structural producer's, so that lemmas needing a finite mask (the online-softmax
+// merge, online_softmax.rules) can read it; it adds one operator over the bool mask.
+bool LocalGraph::IsConstantFill(int32_t rank, const ir::Node& node) const {
+  if (node.op.ns != "aten" || node.op.name != "masked_fill" || node.op.overload != "Scalar") {
+    return false;
+  }
+  const std::vector<TensorRef> ins = node.TensorInputs();
+  return ins.size() == 2 && d_index_.IsInputFree(rank, d_index_.Canonical(rank, ins[0]).node);
+}
+
 void LocalGraph::AddStructuralProducer(int32_t rank, TensorRef ref) {
   if (added_d_.count({rank, ref.node})) return;
   const ir::Graph& g = d_program_.rank(rank);
@@ -715,7 +727,7 @@ void LocalGraph::AddStructuralProducer(int32_t rank, TensorRef ref) {
     return;
   }
   if (kind != ir::CollectiveKind::kNone) return;
-  if (!d_index_.IsRelationOnly(rank, ref.node, constants_)) return;
+  if (!d_index_.IsRelationOnly(rank, ref.node, constants_) && !IsConstantFill(rank, node)) return;
   for (TensorRef in : d_index_.TensorInputs(rank, ref.node)) DLeaf(rank, in, 0);
   AddD(rank, ref.node, 0);
 }

@@ -373,6 +373,8 @@ class LocalGraph {
   // structural producer (only relation ops: views, slices, splits) of a related D tensor is
   // added, and its inputs are related D tensors too (hop 0): its equalities are D's own.
   void AddStructuralProducer(int32_t rank, TensorRef ref);
+  // masked_fill(constant, m, v): an additive mask, added like a structural producer.
+  bool IsConstantFill(int32_t rank, const ir::Node& node) const;
 
   void AddD(int32_t rank, ir::NodeId id, int32_t input_hop);
 

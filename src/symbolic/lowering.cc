@@ -757,6 +757,12 @@ Outputs Gather(const LowerContext& l) {
   return One(l.ReshapeTo(l.Op("pick", {l.T("self"), l.Op("reshape", std::move(lead))}), 0));
 }
 
+// log_sigmoid_forward: output 0 is (log_sigmoid x); the buffer (the CPU kernel's scratch for the
+// backward) stays opaque.
+Outputs LogSigmoidForward(const LowerContext& l) {
+  return {l.Op("log_sigmoid", {l.T("self")}), std::nullopt};
+}
+
 Outputs NativeDropout(const LowerContext& l) {
   double p = l.F("p");
   // No draw (eval mode, or p = 0): the output is the input (the all-true mask stays opaque).
@@ -996,7 +1002,10 @@ Outputs SafeSoftmax(const LowerContext& l) {
 // scale), or (sdpa_mask q k v mask scale) with a mask (with is_causal as well torch raises: not
 // covered); the scale defaults to 1/sqrt(E). Under dropout the result is a draw: opaque. Fewer kv
 // heads than query heads (GQA) only where the operator takes them (enable_gqa; the CPU kernel
-// broadcasts kv heads itself). The other outputs (logsumexp, philox seeds) stay opaque.
+// broadcasts kv heads itself). The CPU flash kernel's logsumexp (output 1) is (sdpa_lse ...) /
+// (sdpa_lse_mask ...) over the same children where it has the query's dtype (f32, f64; a bf16 or
+// f16 kernel returns it in f32, left opaque); the other kernels' logsumexp (padded, or of another
+// layout) and their philox seeds stay opaque.
 Outputs Sdpa(const LowerContext& l) {
   if (l.F("dropout_p") != 0.0) throw NotCovered{};
   const int64_t hq = l.Size("query", 1), hkv = l.Size("key", 1);
@@ -1014,12 +1023,18 @@ Outputs Sdpa(const LowerContext& l) {
   const bool causal = l.I("is_causal") != 0;
   Outputs out(l.node().outputs.size(), std::nullopt);
   if (out.empty()) throw NotCovered{};
+  const bool lse = name == "_scaled_dot_product_flash_attention_for_cpu" && out.size() > 1 &&
+                   l.OutType(1).dtype == l.InType("query").dtype;
   if (!l.IsNone(mask)) {
     if (causal) throw NotCovered{};
-    out[0] = l.Op("sdpa_mask", {l.T("query"), l.T("key"), l.T("value"), l.T(mask), l.Fl(scale)});
+    std::vector<ClassId> args{l.T("query"), l.T("key"), l.T("value"), l.T(mask), l.Fl(scale)};
+    out[0] = l.Op("sdpa_mask", args);
+    if (lse) out[1] = l.Op("sdpa_lse_mask", args);
   } else {
-    out[0] =
-        l.Op("sdpa", {l.T("query"), l.T("key"), l.T("value"), l.N(causal ? 1 : 0), l.Fl(scale)});
+    std::vector<ClassId> args{l.T("query"), l.T("key"), l.T("value"), l.N(causal ? 1 : 0),
+                              l.Fl(scale)};
+    out[0] = l.Op("sdpa", args);
+    if (lse) out[1] = l.Op("sdpa_lse", args);
   }
   return out;
 }
@@ -1425,6 +1440,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"identity", Identity},
       {"index", Index},
       {"index_put", IndexPut},
+      {"log_sigmoid_forward", LogSigmoidForward},
       {"log_softmax", LogSoftmax},
       {"log_softmax_backward_data", LogSoftmaxBackwardData},
       {"logical_and", LogicalAnd},

@@ -144,9 +144,10 @@ constexpr char kAttentionAndEmpty[] = R"(class GraphModule(torch.nn.Module):
         return (y, lse, z, e)
 )";
 
-// SDPA's output lowers to (sdpa ...) while its logsumexp stays opaque; under dropout the output
-// is a draw (opaque, unique to its graph); new_empty_strided's values are never trusted: two
-// calls on the same input are different opaque classes.
+// SDPA's output lowers to (sdpa ...) and the CPU kernel's logsumexp to (sdpa_lse ...) over the
+// same children; under dropout the output is a draw (opaque, unique to its graph);
+// new_empty_strided's values are never trusted: two calls on the same input are different opaque
+// classes.
 TEST(LoweringTest, SdpaOutputLowersAndUninitializedBuffersAreUnique) {
   ir::Graph g = frontend::ParseFx(kAttentionAndEmpty, "attention.py");
   const TensorLanguage& lang = TensorLanguage::Get();
@@ -163,11 +164,19 @@ TEST(LoweringTest, SdpaOutputLowersAndUninitializedBuffersAreUnique) {
   LoweredNode attn = lower("y", "S:1");
   ASSERT_EQ(attn.outputs.size(), 2u);
   EXPECT_FALSE(attn.opaque[0]);
-  EXPECT_TRUE(attn.opaque[1]);
-  bool is_sdpa = false;
-  for (const ENode& n : egraph.Nodes(*attn.outputs[0])) is_sdpa |= lang.ops().Name(n.op) == "sdpa";
-  EXPECT_TRUE(is_sdpa);
+  EXPECT_FALSE(attn.opaque[1]);
+  auto node_named = [&](ClassId c, const char* op) -> const ENode* {
+    for (const ENode& n : egraph.Nodes(c)) {
+      if (lang.ops().Name(n.op) == op) return &n;
+    }
+    return nullptr;
+  };
+  const ENode* sdpa = node_named(*attn.outputs[0], "sdpa");
+  const ENode* lse = node_named(*attn.outputs[1], "sdpa_lse");
+  ASSERT_TRUE(sdpa && lse);
+  EXPECT_EQ(sdpa->children, lse->children);
   EXPECT_EQ(analysis[*attn.outputs[0]].type, g.type(*g.Find("y")));
+  EXPECT_EQ(analysis[*attn.outputs[1]].type, g.type(*g.Find("lse")));
   LoweredNode drop_s = lower("z", "S:2"), drop_d = lower("z", "D0:2");
   EXPECT_TRUE(drop_s.opaque[0]);
   EXPECT_NE(egraph.Find(*drop_s.outputs[0]), egraph.Find(*drop_d.outputs[0]));

@@ -111,6 +111,13 @@ const std::vector<TensorOpInfo> kOwnOps = {
     // a floating one is added to the scores.
     {"sdpa", 5, false, TensorRule::kSdpa},       // (sdpa q k v (num causal) (flt scale))
     {"sdpa_mask", 5, false, TensorRule::kSdpa},  // (sdpa_mask q k v mask (flt scale))
+    // The log-sum-exp over the keys of the same scaled (masked) scores, [B..., Hq, L]: what the
+    // CPU flash kernel returns beside its output (aten::_scaled_dot_product_flash_attention_for_cpu
+    // output 1) and what ring attention merges partial results by. A query row whose scores are
+    // all -inf (fully masked) gives 0, as that kernel writes. v takes no part in the value; it is
+    // there so that an attention and its log-sum-exp have the same children.
+    {"sdpa_lse", 5, false, TensorRule::kSdpa},       // (sdpa_lse q k v (num causal) (flt scale))
+    {"sdpa_lse_mask", 5, false, TensorRule::kSdpa},  // (sdpa_lse_mask q k v mask (flt scale))
 };
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s); }
@@ -647,7 +654,8 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
         return fail("sdpa head sizes or key lengths differ: " + Str(q->shape) + ", " +
                     Str(k->shape) + ", " + Str(v->shape));
       }
-      if (std::string_view(info.name) == "sdpa_mask") {
+      const std::string_view name(info.name);
+      if (name == "sdpa_mask" || name == "sdpa_lse_mask") {
         const auto& m = type_of(3);
         Shape scores = q->shape;
         scores[r - 1] = k->shape[r - 2];
@@ -662,7 +670,11 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
         if (!causal || (*causal != 0 && *causal != 1)) return fail("sdpa causal flag is not 0/1");
       }
       TensorType out{q->dtype, q->shape};
-      out.shape[r - 1] = v->shape[r - 1];
+      if (name == "sdpa_lse" || name == "sdpa_lse_mask") {
+        out.shape.pop_back();  // one log-sum-exp per query row
+      } else {
+        out.shape[r - 1] = v->shape[r - 1];
+      }
       return out;
     }
     case TensorRule::kOpaque: {

@@ -57,7 +57,7 @@ enum class TensorRule : uint8_t {
   kOpaque,         // (opaque (num code) inputs...): type recorded with the code (OpaqueSignatures)
   kSdpa,           // (sdpa q k v ...): q [B..., Hq, L, E], k [B..., Hkv, S, E], v [B..., Hkv, S, F]
                    // -> [B..., Hq, L, F] (Hq a multiple of Hkv); sdpa_mask's mask broadcasts to
-                   // the scores [B..., Hq, L, S]
+                   // the scores [B..., Hq, L, S]; sdpa_lse(_mask) -> [B..., Hq, L]
   kRegistry,       // an op mirroring a registry operator: that entry's shape rule
 };
 

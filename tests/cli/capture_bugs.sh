@@ -11,9 +11,9 @@
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
 # on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, one
 # expert-parallel with data-dependent all-to-all splits and megatron-core's MoE layer with its
-# load-balancing loss (both checked on their traced values.json), and
-# the ring-attention case whose correct version the symbolic engine cannot prove (ring_cp.py; the
-# whole columns: make_bugs.py --checks GRAPHGUARD --check).
+# load-balancing loss (both checked on their traced values.json), and the ring-attention case
+# (ring_cp.py: its correct version REFINES through the online-softmax lemmas, the buggy one is a
+# VIOLATION with evidence; the whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
 GG=$1
 ROOT=$2
