@@ -115,6 +115,8 @@ def verdicts(graphguard, out, check, only=None, key="verify"):
                 status = "ok" if verdict == want else f"CHANGED (manifest: {want})"
                 print(f"{case['case']} {variant} ({key}): {verdict} {status}")
                 failures += verdict != want
+            # paths inside the checkout are recorded relative to it (the same on every machine)
+            line = line.replace(ROOT + os.sep, "")
             case[key][variant] = {"verdict": verdict, "first_line": line}
     if not check:
         with open(path, "w") as f:
