@@ -390,6 +390,7 @@ struct VarSpec {
   enum class Kind {
     kTensor,
     kFlt,
+    kRecip,
     kInt,
     kIntList,
     kRandomInt,
@@ -458,6 +459,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       std::string type = Trim(rest.substr(1));
       if (type == "flt") {
         spec.kind = VarSpec::Kind::kFlt;
+      } else if (type.rfind("recip(", 0) == 0 && type.back() == ')') {
+        spec.kind = VarSpec::Kind::kRecip;
+        spec.value = Trim(type.substr(6, type.size() - 7));
       } else if (type.rfind("copies(?", 0) == 0 && type.back() == ')') {
         spec.kind = VarSpec::Kind::kCopies;
         spec.value = type.substr(8, type.size() - 9);
@@ -584,6 +588,12 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       case VarSpec::Kind::kFlt:
         scalars[name] = graph.Add(lang.Flt(real(flt_rng)));
         break;
+      case VarSpec::Kind::kRecip: {
+        const int64_t v = draw.Eval(spec.value, -1);
+        if (v == 0) draw.Fail("recip(" + spec.value + ") of 0");
+        scalars[name] = graph.Add(lang.Flt(1.0 / static_cast<double>(v)));
+        break;
+      }
       case VarSpec::Kind::kInt:
       case VarSpec::Kind::kRandomInt: {
         int64_t v = spec.kind == VarSpec::Kind::kInt
