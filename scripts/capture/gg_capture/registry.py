@@ -386,6 +386,7 @@ DP = {
     "sfsdp_ddp2_tp2": {"dp": 2, "tp": 2, "impl": "simple_fsdp", "bias": False},
     "sfsdp_fsdp2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp", "bias": False},
     "sfsdp_ddp2_tp2_bias": {"dp": 2, "tp": 2, "impl": "simple_fsdp"},
+    "sfsdp_fsdp2_tp2_bias": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp"},
 }
 
 # Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
