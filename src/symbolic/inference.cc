@@ -1121,6 +1121,32 @@ class Verifier {
             composite = true;
           }
         }
+        if (composite && best_ranks.size() > 1) {
+          // The same for a composite term over several ranks (a sum over the data-parallel
+          // replicas of one TP rank's micro-batch gradients, a concat of one TP rank's zig-zag
+          // pieces from two CP ranks): the cheapest term over ranks that no term recorded so far
+          // reads, again while the class has one (the same term on each other TP rank). Then the
+          // outputs' checks and the consumers see every TP rank's form, not the first one's.
+          std::set<int32_t> used = best_ranks;
+          for (;;) {
+            Extractor elsewhere(
+                local.egraph(), AdditiveCost([&](const ENode& n) {
+                  if (n.op == lang.tensor && used.count(local.leaves().at(n.payload).rank)) {
+                    return kInfiniteCost;
+                  }
+                  return CleanNodeCost(local.leaves(), n);
+                }));
+            auto there = elsewhere.Extract(cls);
+            if (!there) break;
+            std::set<int32_t> ranks;
+            for (const ENode& n : there->expr.nodes) {
+              if (n.op == lang.tensor) ranks.insert(local.leaves().at(n.payload).rank);
+            }
+            if (ranks.empty()) break;
+            record(there->expr);
+            used.insert(ranks.begin(), ranks.end());
+          }
+        }
         if (composite && best_ranks.size() == 1) {
           std::set<int32_t> others;
           for (size_t leaf = 0; leaf < local.leaves().size(); ++leaf) {

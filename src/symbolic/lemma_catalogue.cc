@@ -391,6 +391,7 @@ struct VarSpec {
     kTensor,
     kFlt,
     kTerm,  // `?m = (masked_fill (full ?z 9 ?ss...) ?b ?f)`: a term over earlier variables
+    kRecip,
     kInt,
     kIntList,
     kRandomInt,
@@ -459,6 +460,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       std::string type = Trim(rest.substr(1));
       if (type == "flt") {
         spec.kind = VarSpec::Kind::kFlt;
+      } else if (type.rfind("recip(", 0) == 0 && type.back() == ')') {
+        spec.kind = VarSpec::Kind::kRecip;
+        spec.value = Trim(type.substr(6, type.size() - 7));
       } else if (type.rfind("copies(?", 0) == 0 && type.back() == ')') {
         spec.kind = VarSpec::Kind::kCopies;
         spec.value = type.substr(8, type.size() - 9);
@@ -611,6 +615,12 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
         auto cls = Instantiate(graph, p, subst_for(p));
         if (!cls) draw.Fail("cannot instantiate ?" + name + " = " + spec.value);
         scalars[name] = *cls;
+        break;
+      }
+      case VarSpec::Kind::kRecip: {
+        const int64_t v = draw.Eval(spec.value, -1);
+        if (v == 0) draw.Fail("recip(" + spec.value + ") of 0");
+        scalars[name] = graph.Add(lang.Flt(1.0 / static_cast<double>(v)));
         break;
       }
       case VarSpec::Kind::kInt:

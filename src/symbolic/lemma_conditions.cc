@@ -484,6 +484,37 @@ std::optional<ClassId> ConcatFlatten(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().concat, std::move(children));
 }
 
+// (op (concat ?d ?xs...) (concat ?d ?ys...)) for a binary pointwise op whose operands are split
+// along d differently, at boundaries they partly share (the same extent, the same rank): one
+// piece per group of consecutive pieces ending at a common boundary (CommonBoundaryGroups),
+// op(cat(d, xs of the group), cat(d, ys of the group)), a piece alone unwrapped. Only where some
+// group joins several pieces and there are two groups or more (equal splits: op-of-concats).
+Applier BinaryOfConcatsRegrouped(const char* op_name) {
+  return [op_name](EGraph& g, const Bindings& b) -> std::optional<ClassId> {
+    const auto& xs = b.List("xs");
+    const auto& ys = b.List("ys");
+    if (xs.empty() || ys.empty()) return std::nullopt;
+    auto fx = ShapeOf(g, xs.front()), fy = ShapeOf(g, ys.front());
+    if (!fx || !fy || fx->size() != fy->size()) return std::nullopt;
+    auto d = Norm(IntOf(g, b.Var("d")), fx->size());
+    if (!d) return std::nullopt;
+    auto x_sizes = SizesAlong(g, xs, *d), y_sizes = SizesAlong(g, ys, *d);
+    if (!x_sizes || !y_sizes) return std::nullopt;
+    auto groups = CommonBoundaryGroups(*x_sizes, *y_sizes);
+    if (!groups || groups->size() < 2 || groups->size() == std::max(xs.size(), ys.size())) {
+      return std::nullopt;  // one group, or one piece per group on both sides (equal splits)
+    }
+    const OpId op = *Lang().ops().Find(op_name);
+    std::vector<ClassId> parts{b.Var("d")};
+    for (const PieceGroup& grp : *groups) {
+      parts.push_back(AddOp(g, op,
+                            {JoinPieces(g, xs, grp.a_begin, grp.a_end, *d),
+                             JoinPieces(g, ys, grp.b_begin, grp.b_end, *d)}));
+    }
+    return AddOp(g, Lang().concat, std::move(parts));
+  };
+}
+
 // (mm (concat 1 ?xs...) (concat 0 ?ys...)): the sum over groups of consecutive pieces whose
 // inner sizes agree, mm(cat(1, xs of group i), cat(0, ys of group i)), a piece alone unwrapped.
 // Equal splits give one group per piece (the row-parallel linear); a finer side is grouped to the
@@ -1363,6 +1394,28 @@ std::optional<ClassId> SumrOfScales(EGraph& g, const Bindings& b) {
     inner.push_back(*found);
   }
   return AddOp(g, Lang().scale, {AddOp(g, Lang().sumr, std::move(inner)), *factor});
+}
+
+// (add ?x (sumr ?ys...)) (x_first) or (add (sumr ?ys...) ?x), n = |ys| >= 2, x floating: the sum
+// over ranks of (x / n + y_i) (x / n + y_i in the operands' order), a replicated term split into
+// equal shares of a partial sum. Made only where the e-graph already holds x / n (a scale of x's
+// class by 1 / n: the distributed program computes the share), so it adds nothing elsewhere.
+std::optional<ClassId> AddShareOverSumr(EGraph& g, const Bindings& b, bool x_first) {
+  const ClassId x = g.Find(b.Var("x"));
+  const auto& ys = b.List("ys");
+  const auto& xt = TypeOf(g, x);
+  if (ys.size() < 2 || !xt || !ir::IsFloatingPoint(xt->dtype)) return std::nullopt;
+  const double share = SnappedProduct(1.0 / static_cast<double>(ys.size()), 1.0);
+  const std::optional<ClassId> factor = g.Lookup(Lang().Flt(share));
+  if (!factor) return std::nullopt;
+  const std::optional<ClassId> part = g.Lookup(ENode{Lang().scale, 0, {x, *factor}});
+  if (!part) return std::nullopt;
+  const OpId add = *Lang().ops().Find("add");
+  std::vector<ClassId> terms;
+  for (ClassId y : ys) {
+    terms.push_back(x_first ? AddOp(g, add, {*part, y}) : AddOp(g, add, {y, *part}));
+  }
+  return AddOp(g, Lang().sumr, std::move(terms));
 }
 
 // (sumr ?xs...) with two or more elements: x_0 + (x_1 + (... + x_n)), the right-leaning chain
@@ -2598,6 +2651,9 @@ ApplierTable BuildAppliers() {
   t.Add("max-dim-of-concat-before", ReduceOfConcatBefore("max_dim"));
   t.Add("mean-dim-of-concat-before", ReduceOfConcatBefore("mean_dim"));
   t.Add("mm-concat-inner", MmConcatInner);
+  for (const char* op : {"add", "sub", "mul", "div"}) {
+    t.Add(std::string(op) + "-of-concats-regrouped", BinaryOfConcatsRegrouped(op));
+  }
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("slice-of-reshape", SliceOfReshape);
   t.Add("permute-of-concat", PermuteOfConcat);
@@ -2615,6 +2671,10 @@ ApplierTable BuildAppliers() {
   t.Add("scale-ratio", ScaleRatio);
   t.Add("div-number-as-scale", DivNumberAsScale);
   t.Add("sumr-of-scales", SumrOfScales);
+  t.Add("add-share-over-sumr",
+        [](EGraph& g, const Bindings& b) { return AddShareOverSumr(g, b, true); });
+  t.Add("sumr-share-add",
+        [](EGraph& g, const Bindings& b) { return AddShareOverSumr(g, b, false); });
   t.Add("sumr-as-adds", SumrAsAdds);
   t.Add("expand-of-full", ExpandOfFull);
   t.Add("div-of-full-number", DivOfFullNumber);

@@ -4,8 +4,7 @@
 # parameters, TP x DP device meshes, and torchtitan's SimpleFSDP data_parallel with
 # parallelize_module on a 2-D mesh, forward and joint) are what scripts/capture/make_dp.py
 # produces and graphguard verify gives the verdicts its manifest records.
-#   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES; UNKNOWN for
-#      sfsdp_fsdp2_tp2/joint, tests/dp/README.md says why);
+#   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES, every one);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
 #   3. with a LibTorch build: graphguard check of ddp2_tp2_accum/joint, fsdp2/joint and
 #      sfsdp_fsdp2_tp2/joint gives the manifest's verdict (HOLDS);

@@ -3,8 +3,7 @@
 # GPipe and 1F1B schedules at PP 2 and 4, PP 2 x TP 2, and with DP replicas DP 2 x PP 2 and
 # DP 2 x PP 2 x TP 2, forward and joint) are what scripts/capture/make_pipeline.py produces and
 # graphguard verify gives the verdicts its manifest records.
-#   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES; UNKNOWN for
-#      pp2_tp2_dp2_1f1b/joint, tests/pipeline/README.md says why);
+#   1. verify --no-numeric on every case equals manifest.json's verdict (REFINES, every one);
 #   2. the program-form files are canonical (graphguard import writes the same bytes);
 #   3. with a LibTorch build: graphguard check of pp2_tp2_1f1b/joint (every rank's schedule run
 #      with its transfers, S's loss and gradients compared) gives the manifest's verdict (HOLDS);

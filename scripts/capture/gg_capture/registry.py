@@ -393,11 +393,14 @@ DP = {
     "ddp2_tp2_accum": {"dp": 2, "tp": 2, "m": 2},
     # torchtitan's own SimpleFSDP data_parallel (mode replicate / fully_shard) on mesh["dp"],
     # PyTorch's parallelize_module on mesh["tp"] (the TP linears without biases, as torchtitan's
-    # models; with them DTensor's Replicate -> Partial bias (b / tp per rank) is UNKNOWN today)
+    # models; *_bias: with them, DTensor turning the row-parallel Replicate bias into a Partial
+    # one, b / tp on every rank before the all-reduce)
     "sfsdp_ddp2": {"dp": 2, "impl": "simple_fsdp"},
     "sfsdp_fsdp2": {"dp": 2, "style": "fsdp", "impl": "simple_fsdp"},
     "sfsdp_ddp2_tp2": {"dp": 2, "tp": 2, "impl": "simple_fsdp", "bias": False},
     "sfsdp_fsdp2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp", "bias": False},
+    "sfsdp_ddp2_tp2_bias": {"dp": 2, "tp": 2, "impl": "simple_fsdp"},
+    "sfsdp_fsdp2_tp2_bias": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp"},
 }
 
 # Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
