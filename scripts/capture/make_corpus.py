@@ -71,13 +71,22 @@ def degrees(program):
     return tuple(getattr(program, "degrees", DEGREES))
 
 
+# The recorded verdicts should be decided by the node and iteration limits, which are the same on
+# every machine, not by the per-operator time limit: CI's sanitizer build runs 5-20x slower, and a
+# search near the default 5 s (ring attention's at CP 2: 2 s here, 6 s under ASan) would end
+# UNKNOWN there. 30 s per operator (6x the default) leaves that margin while bounding the searches
+# that end UNKNOWN anyway (ring_merge_no_rescale's buggy variant: 7 min under ASan unbounded).
+DETERMINISTIC_LIMITS = ("--timeout-ms", "30000")
+
+
 def verify(graphguard, case_dir, degree, numeric=False):
     """`graphguard verify` of one case: (verdict, first line). Without `numeric` the symbolic
     engine alone (--no-numeric: the same in every build); with it, an UNKNOWN is decided by the
     numeric run of a LibTorch build (a counterexample makes it a VIOLATION)."""
     dist = "seq.json" if degree == 1 else f"tp{degree}.json"
     cmd = [graphguard, "verify", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
-           os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel")]
+           os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel"),
+           *DETERMINISTIC_LIMITS]
     if not numeric:
         cmd.append("--no-numeric")
     run = subprocess.run(cmd, capture_output=True, text=True)

@@ -47,7 +47,7 @@ def run(graphguard, case_dir, command):
            os.path.join(case_dir, "dist.json"), "--relations", os.path.join(case_dir, "spec.rel"),
            "--no-timing"]
     if command == "verify":
-        cmd.append("--no-numeric")
+        cmd += ["--no-numeric", *make_corpus.DETERMINISTIC_LIMITS]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     first = (proc.stdout.splitlines() or [proc.stderr.strip()])[0]
     if first.startswith("check:"):
