@@ -80,6 +80,20 @@ double SumError(const SliceProjections& s, const std::vector<const SliceProjecti
   return worst;
 }
 
+// The key of by_open_dim_: `shape` with dimension `dim` replaced by -1, and `dim` appended.
+std::vector<int64_t> OpenDimKey(const std::vector<int64_t>& shape, size_t dim) {
+  std::vector<int64_t> key = shape;
+  key[dim] = -1;
+  key.push_back(static_cast<int64_t>(dim));
+  return key;
+}
+
+// Whether a name's rank slots hold a tensor on every rank.
+template <class T>
+bool EveryRank(const std::vector<const T*>& slots) {
+  return std::all_of(slots.begin(), slots.end(), [](const T* e) { return e != nullptr; });
+}
+
 // The rank groups of a concat of sums: `chunks` chunks over `world` ranks, chunk c summing
 // ranks c*G .. c*G+G-1 (contiguous) or c, c+chunks, c+2*chunks, ... (strided), G = world/chunks.
 struct RankGroups {
@@ -261,10 +275,7 @@ FingerprintMatcher::FingerprintMatcher(const FingerprintTable& d, MatchOptions o
     add(by_shape_[e.fp->shape], e);
     add(by_numel_[e.fp->numel()], e);
     for (size_t dim = 0; dim < e.fp->shape.size(); ++dim) {
-      std::vector<int64_t> key = e.fp->shape;
-      key[dim] = -1;
-      key.push_back(static_cast<int64_t>(dim));
-      add(by_open_dim_[key], e);
+      add(by_open_dim_[OpenDimKey(e.fp->shape, dim)], e);
     }
   }
 }
@@ -286,10 +297,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
       auto id = static_cast<uint32_t>(i);
       index.whole[fp.numel()].Add(fp.whole.values[0], std::sqrt(fp.sum_squares()), id);
       for (size_t dim = 0; dim < fp.shape.size(); ++dim) {
-        std::vector<int64_t> key = fp.shape;
-        key[dim] = -1;
-        key.push_back(static_cast<int64_t>(dim));
-        ProjectionIndex& slices = index.slices[key];
+        ProjectionIndex& slices = index.slices[OpenDimKey(fp.shape, dim)];
         const SliceProjections& along = fp.along(static_cast<int64_t>(dim));
         for (int64_t j = 0; j < along.count; ++j) {
           slices.Add(along.values[static_cast<size_t>(j * k)],
@@ -304,8 +312,8 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
       if (layouts.empty()) break;
       const int64_t dim = key.back();
       for (const auto& [name, slots] : names) {
-        if (!std::all_of(slots.begin(), slots.end(), [&](const Entry* e) {
-              return e != nullptr && e->fp->along(dim).count > 0;
+        if (!EveryRank(slots) || !std::all_of(slots.begin(), slots.end(), [&](const Entry* e) {
+              return e->fp->along(dim).count > 0;
             })) {
           continue;
         }
@@ -322,10 +330,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
     }
     for (const auto& [shape, names] : by_shape_) {
       for (const auto& [name, slots] : names) {
-        if (world_ < 2 ||
-            !std::all_of(slots.begin(), slots.end(), [](const Entry* e) { return e != nullptr; })) {
-          continue;
-        }
+        if (world_ < 2 || !EveryRank(slots)) continue;
         double total = 0.0;
         for (const Entry* e : slots) total += e->fp->whole.values[0];
         // SumError judges against S's scale alone: no norm of its own.
@@ -358,10 +363,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
   }
   for (size_t dim = 0; dim < s.shape.size(); ++dim) {
     if (s.shape[dim] <= 1) continue;
-    std::vector<int64_t> key = s.shape;
-    key[dim] = -1;
-    key.push_back(static_cast<int64_t>(dim));
-    auto it = index.slices.find(key);
+    auto it = index.slices.find(OpenDimKey(s.shape, dim));
     if (it == index.slices.end()) continue;
     // Every candidate along dim (concat in rank order, runs of slices) begins with S's slice 0.
     const SliceProjections& sp = s.dims[dim];
@@ -400,9 +402,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
   auto admits = [](const std::set<std::string>* names, const std::string& name) {
     return names == nullptr || names->count(name) > 0;
   };
-  auto complete = [](const std::vector<const Entry*>& slots) {
-    return std::all_of(slots.begin(), slots.end(), [](const Entry* e) { return e != nullptr; });
-  };
+  const std::vector<RankGroups> layouts = GroupLayouts(world_);  // concat-of-sums layouts
 
   std::vector<Candidate> found;
   auto add = [&](Candidate::Kind kind, std::vector<symbolic::RelExpr> exprs, double error,
@@ -418,7 +418,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
       if (!admits(filter ? &filter->same_shape : nullptr, name)) continue;
       std::vector<symbolic::RelExpr> rank_exprs;
       double rep_error = 0.0, rep_tol = kInf;
-      bool all_hold = complete(slots);
+      bool all_hold = EveryRank(slots);
       for (const Entry* e : slots) {
         if (!e) continue;
         double tol = tolerance(*e->fp);
@@ -441,7 +441,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
                                        }),
                         identical.end());
       }
-      if (complete(slots) && world_ > 1) {
+      if (EveryRank(slots) && world_ > 1) {
         std::vector<const TensorFingerprint*> parts;
         std::vector<symbolic::RelExpr> leaves;
         double tol = 0.0;
@@ -486,10 +486,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
   // One dimension differs: concat over ranks, or runs of slices of the ranks' tensors.
   for (size_t dim = 0; dim < s.shape.size(); ++dim) {
     if (s.shape[dim] <= 1) continue;
-    std::vector<int64_t> key = s.shape;
-    key[dim] = -1;
-    key.push_back(static_cast<int64_t>(dim));
-    auto it = by_open_dim_.find(key);
+    auto it = by_open_dim_.find(OpenDimKey(s.shape, dim));
     if (it == by_open_dim_.end()) continue;
     const SliceProjections& sp = s.dims[dim];
     const double floor = kFloorFraction * MeanSliceSquares(sp);
@@ -508,7 +505,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
       }
       // Concat in rank order.
       bool concat_holds = false;
-      if (complete(slots) && world_ > 1) {
+      if (EveryRank(slots) && world_ > 1) {
         int64_t total = 0;
         for (const Entry* e : slots) total += e->fp->shape[dim];
         bool same_as_identity = false;
@@ -529,11 +526,11 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
       }
       if (concat_holds) continue;
       // Concat of sums over rank groups (every rank the same extent along dim).
-      if (complete(slots) && world_ > 2) {
+      if (EveryRank(slots) && world_ > 2) {
         const int64_t extent = slots[0]->fp->shape[dim];
         bool uniform = std::all_of(slots.begin(), slots.end(),
                                    [&](const Entry* e) { return e->fp->shape[dim] == extent; });
-        for (const RankGroups& layout : GroupLayouts(world_)) {
+        for (const RankGroups& layout : layouts) {
           if (!uniform || extent * layout.chunks != s.shape[dim]) continue;
           const int32_t members = world_ / layout.chunks;
           double error = 0.0;
@@ -616,7 +613,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
         if (!admits(filter ? &filter->numel : nullptr, name)) continue;
         std::vector<symbolic::RelExpr> exprs;
         double worst = 0.0, tol_all = kInf;
-        bool all_hold = complete(slots);
+        bool all_hold = EveryRank(slots);
         for (const Entry* e : slots) {
           if (!e || e->fp->shape == s.shape) {
             all_hold = false;
