@@ -117,6 +117,31 @@ std::string DDeparture(const ir::Graph& s_graph, const ir::Graph& d_graph, int32
          std::to_string(rank) + "'s result equals no S tensor";
 }
 
+// Hints of at most this many D tensors are added to a guided attempt's e-graph as its goal.
+constexpr size_t kMaxHintTargetLeaves = 16;
+
+// A hint worth making a goal: a D tensor, or concats and sums of D tensors (at most
+// kMaxHintTargetLeaves). A hint with views in it (reshape, permute, slice) is no shorter for the
+// consumers than the clean member found first, and reaching it costs a deeper search.
+bool IsFlatHint(const RelExpr& expr) {
+  size_t leaves = 0;
+  std::function<bool(const RelExpr&)> flat = [&](const RelExpr& e) {
+    return std::visit(
+        [&](const auto& kind) {
+          using Kind = std::decay_t<decltype(kind)>;
+          if constexpr (std::is_same_v<Kind, DTensor>) {
+            return ++leaves <= kMaxHintTargetLeaves;
+          } else if constexpr (std::is_same_v<Kind, Concat> || std::is_same_v<Kind, Sum>) {
+            return std::all_of(kind.children.begin(), kind.children.end(), flat);
+          } else {
+            return false;
+          }
+        },
+        e.node().kind);
+  };
+  return flat(expr);
+}
+
 // Cost of clean terms: one per relation op or D tensor; constants are free; anything else is
 // not allowed in a relation.
 double CleanNodeCost(const LeafTable& leaves, const ENode& node) {
@@ -583,6 +608,9 @@ class Verifier {
     bool hinted = false;
     std::vector<bool> opaque;           // per output of the S operator: no lowering
     std::set<ir::NodeId> inlined_here;  // S operators lowered into it (inlinable_)
+    // Guided attempts: per wanted output, the classes of its hints' expressions (small ones
+    // only, kMaxHintTargetLeaves); the goal is then one of them, not any clean member.
+    std::map<size_t, std::vector<ClassId>> hint_targets;
     bool goal_reached = false;
     bool dumping = false;
     bool memoize = false;
@@ -870,9 +898,21 @@ class Verifier {
                              s_reason);
       }
     }
-    // The hinted D tensors are targets only: their expressions are not added (a concat of
-    // hundreds of one-row slices costs more to saturate than the whole search without hints).
-    if (hinted) local.RestrictToPathsTo(*hinted);
+    // The search is narrowed to the paths to the hinted D tensors. A small hint expression is
+    // also added, as the goal: a clean member found at once (an S view of a related tensor is
+    // one: the view over the input's relation) is a long term that every consumer must push
+    // through the concats again, in one ever deeper search; the hinted form (the view's D
+    // counterparts) keeps each consumer's search shallow. A large one (a concat of hundreds of
+    // one-row slices costs more to saturate than the whole search without hints) stays a
+    // target only. Adding a term asserts nothing: the goal is met only where the e-graph proves
+    // the S output equal to it.
+    if (hinted) {
+      local.RestrictToPathsTo(*hinted);
+      for (const auto& [ref, expr] : *hinted) {
+        if (!IsFlatHint(expr)) continue;
+        p.hint_targets[static_cast<size_t>(ref.output)].push_back(local.AddRelExpr(expr));
+      }
+    }
     // An expected output's relation is a candidate term of its operator's e-graph (added after
     // the hints' paths are drawn, which start from D tensors not yet in the e-graph): a form the
     // lemmas reach from it, not from S (a mean of micro-batch means scale(1/m, sum(...)) meets
@@ -888,7 +928,7 @@ class Verifier {
     local.ExpandD();
     local.egraph().Rebuild();
     outcome.candidates = local.Candidates();
-    p.goal_reached = GoalReached(local, s);
+    p.goal_reached = GoalReached(local, s, p.hint_targets);
     // The key: everything the saturation and extraction can observe (memo.h). The operator of
     // InferenceOptions::dump_egraph is always saturated, so that its e-graph can be printed.
     p.dumping = !options_.dump_egraph.empty() && node.name == options_.dump_egraph;
@@ -912,9 +952,17 @@ class Verifier {
   }
 
   // Whether every wanted output's S leaf is clean (has a member over D only).
-  static bool GoalReached(LocalGraph& local, const OperatorSearch& s) {
+  // With hint targets, an output that has some must be equal to one of them.
+  static bool GoalReached(LocalGraph& local, const OperatorSearch& s,
+                          const std::map<size_t, std::vector<ClassId>>& hint_targets) {
     for (size_t i : s.outs) {
-      if (!local.analysis()[local.SLeaf(TensorRef{s.id, static_cast<int32_t>(i)})].clean) {
+      const ClassId leaf = local.SLeaf(TensorRef{s.id, static_cast<int32_t>(i)});
+      if (!local.analysis()[leaf].clean) return false;
+      auto targets = hint_targets.find(i);
+      if (targets == hint_targets.end()) continue;
+      const EGraph& egraph = local.egraph();
+      if (std::none_of(targets->second.begin(), targets->second.end(),
+                       [&](ClassId t) { return egraph.Find(t) == egraph.Find(leaf); })) {
         return false;
       }
     }
@@ -1028,7 +1076,11 @@ class Verifier {
     RunReport report;
     if (!p.goal_reached) {
       Runner runner(local.egraph(), rules_, options_.per_node);
-      runner.WithGoal([&](const EGraph&) { return GoalReached(local, s); });
+      runner.WithGoal([&](const EGraph&) { return GoalReached(local, s, p.hint_targets); });
+      std::vector<ClassId> goal_classes;
+      for (size_t i : outs)
+        goal_classes.push_back(local.SLeaf(TensorRef{id, static_cast<int32_t>(i)}));
+      runner.WithGoalClasses(std::move(goal_classes));
       report = runner.Run();
     } else {
       report.stop = StopReason::kGoalReached;
@@ -1036,7 +1088,9 @@ class Verifier {
     solved.stop = report.stop;
     // Debugging aid for lemma authors (InferenceOptions::dump_egraph): that operator's
     // saturated local e-graph, every search of it, to stderr.
-    if (p.dumping) std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
+    if (p.dumping) {
+      std::fprintf(stderr, "%s\n%s\n", report.ToString().c_str(), local.egraph().Dump().c_str());
+    }
     solved.iterations = report.iterations;
     solved.egraph_nodes = local.egraph().NumNodes();
     solved.egraph_classes = local.egraph().NumClasses();

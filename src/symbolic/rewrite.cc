@@ -243,6 +243,9 @@ std::string RunReport::ToString() const {
   std::ostringstream out;
   out << "stop: " << StopReasonName(stop) << "; iterations: " << iterations
       << "; nodes: " << nodes << "; classes: " << classes << "; seconds: " << seconds << "\n";
+  out << "nodes by iteration: " << start_nodes;
+  for (size_t n : nodes_per_iteration) out << " " << n;
+  out << "\n";
   for (const RuleStats& r : rules) {
     out << "  " << r.id << ": matches " << r.matches << ", applied " << r.applied;
     if (r.times_banned) out << ", banned " << r.times_banned << "x";
@@ -264,6 +267,11 @@ Runner& Runner::WithGoal(std::function<bool(const EGraph&)> goal) {
   return *this;
 }
 
+Runner& Runner::WithGoalClasses(std::vector<ClassId> classes) {
+  goal_classes_ = std::set<ClassId>(classes.begin(), classes.end());
+  return *this;
+}
+
 RunReport Runner::Run() {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -277,6 +285,7 @@ RunReport Runner::Run() {
   }
   if (scheduler_) scheduler_->Resize(rules_.size());
   graph_.Rebuild();
+  report.start_nodes = graph_.NumNodes();
 
   std::optional<StopReason> stop;
   std::vector<std::vector<Match>> matches(rules_.size());
@@ -316,38 +325,74 @@ RunReport Runner::Run() {
     const size_t nodes_before = graph_.NumNodes();
     const size_t classes_before = graph_.NumClasses();
     bool changed = false;
-    for (size_t i = 0; i < rules_.size() && !stop; ++i) {
+    // Applies rule i's k-th match; false once a limit stops the iteration.
+    auto apply = [&](size_t i, size_t k) {
       const Rewrite& rule = rules_[i];
+      const Match& match = matches[i][k];
+      Bindings bindings(rule.lhs, match);
+      if (rule.condition_fn && !rule.condition_fn(graph_, bindings)) return true;
+      const size_t nodes_seen = graph_.NumNodes();
+      const size_t classes_seen = graph_.NumClasses();
+      std::optional<ClassId> target = rule.applier_fn ? rule.applier_fn(graph_, bindings)
+                                                      : Instantiate(graph_, rule.rhs, match.subst);
+      // An applier's own unions and nodes (even when it then skips the match) count as this
+      // rule changing the graph, as the runner's union does.
+      const bool applier_changed =
+          graph_.NumNodes() != nodes_seen || graph_.NumClasses() != classes_seen;
+      if ((target && graph_.Union(match.node_id, *target, reasons[i])) || applier_changed) {
+        ++report.rules[i].applied;
+        changed = true;
+      }
+      if (!target) return true;
+      if (graph_.NumNodes() > limits_.nodes) {
+        stop = StopReason::kNodeLimit;
+        return false;
+      }
+      if ((k & 255) == 255 && out_of_time()) {
+        stop = StopReason::kTimeLimit;
+        return false;
+      }
+      return true;
+    };
+    // With goal classes, their matches go first and the goal is checked before the rest: the
+    // iteration that reaches the goal often does so at the goal class, and the rest of it would
+    // only grow the graph.
+    std::vector<std::vector<bool>> at_goal(rules_.size());
+    if (!goal_classes_.empty()) {
+      std::set<ClassId> goal_now;
+      for (ClassId c : goal_classes_) goal_now.insert(graph_.Find(c));
+      for (size_t i = 0; i < rules_.size(); ++i) {
+        at_goal[i].resize(matches[i].size());
+        for (size_t k = 0; k < matches[i].size(); ++k) {
+          at_goal[i][k] = goal_now.count(graph_.Find(matches[i][k].eclass)) != 0;
+        }
+      }
+      for (size_t i = 0; i < rules_.size() && !stop; ++i) {
+        for (size_t k = 0; k < matches[i].size() && !stop; ++k) {
+          if (at_goal[i][k] && !apply(i, k)) break;
+        }
+      }
+      if (!stop && changed) {
+        graph_.Rebuild();
+        if (goal_(graph_)) stop = StopReason::kGoalReached;
+      }
+    }
+    // Then the rest, rule by rule; with a goal, it is checked after each rule that changed
+    // the graph (a Rebuild each), so that the iteration stops where the goal is met.
+    for (size_t i = 0; i < rules_.size() && !stop; ++i) {
+      const size_t applied_before = report.rules[i].applied;
       for (size_t k = 0; k < matches[i].size(); ++k) {
-        const Match& match = matches[i][k];
-        Bindings bindings(rule.lhs, match);
-        if (rule.condition_fn && !rule.condition_fn(graph_, bindings)) continue;
-        const size_t nodes_seen = graph_.NumNodes();
-        const size_t classes_seen = graph_.NumClasses();
-        std::optional<ClassId> target = rule.applier_fn
-                                            ? rule.applier_fn(graph_, bindings)
-                                            : Instantiate(graph_, rule.rhs, match.subst);
-        // An applier's own unions and nodes (even when it then skips the match) count as this
-        // rule changing the graph, as the runner's union does.
-        const bool applier_changed =
-            graph_.NumNodes() != nodes_seen || graph_.NumClasses() != classes_seen;
-        if ((target && graph_.Union(match.node_id, *target, reasons[i])) || applier_changed) {
-          ++report.rules[i].applied;
-          changed = true;
-        }
-        if (!target) continue;
-        if (graph_.NumNodes() > limits_.nodes) {
-          stop = StopReason::kNodeLimit;
-          break;
-        }
-        if ((k & 255) == 255 && out_of_time()) {
-          stop = StopReason::kTimeLimit;
-          break;
-        }
+        if (!at_goal[i].empty() && at_goal[i][k]) continue;
+        if (!apply(i, k)) break;
+      }
+      if (goal_ && !stop && report.rules[i].applied != applied_before) {
+        graph_.Rebuild();
+        if (goal_(graph_)) stop = StopReason::kGoalReached;
       }
     }
     graph_.Rebuild();
     ++iteration;
+    report.nodes_per_iteration.push_back(graph_.NumNodes());
     if (stop) break;
     if (goal_ && goal_(graph_)) {
       stop = StopReason::kGoalReached;

@@ -3,8 +3,10 @@
 // A rule is `id: LHS => RHS [if condition]` (one per line, `#` comments); `<=>` also generates
 // the reverse rule `id-rev`. Side conditions and the rare computed right-hand sides (`=> @name`,
 // an "applier") are C++ functions registered by name. The Runner applies rules in rounds
-// (search all, apply all, rebuild) until saturation or an explicit limit, with egg's
-// BackoffScheduler banning rules whose matches explode; everything is deterministic.
+// (search all, apply all, rebuild) until saturation, a goal or an explicit limit, with egg's
+// BackoffScheduler banning rules whose matches explode; everything is deterministic. With a goal,
+// a round applies the matches in the goal's classes first and checks the goal after them and
+// after each rule, so the round that meets it stops there instead of growing the whole graph.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,6 +141,8 @@ struct RunReport {
   size_t nodes = 0;
   size_t classes = 0;
   double seconds = 0;
+  size_t start_nodes = 0;                   // before the first iteration
+  std::vector<size_t> nodes_per_iteration;  // after each iteration (for lemma authors)
   std::vector<RuleStats> rules;
   std::string ToString() const;  // multi-line; per-rule lines in rule order
 };
@@ -149,6 +154,9 @@ class Runner {
   Runner& WithScheduler(std::optional<BackoffScheduler> scheduler);
   // Stops with kGoalReached when `goal` holds after an iteration.
   Runner& WithGoal(std::function<bool(const EGraph&)> goal);
+  // Classes the goal is about: each iteration applies the matches rooted in them first and
+  // checks the goal before applying the rest.
+  Runner& WithGoalClasses(std::vector<ClassId> classes);
   RunReport Run();
 
  private:
@@ -157,6 +165,7 @@ class Runner {
   RunnerLimits limits_;
   std::optional<BackoffScheduler> scheduler_ = BackoffScheduler();
   std::function<bool(const EGraph&)> goal_;
+  std::set<ClassId> goal_classes_;
 };
 
 }  // namespace gg::symbolic

@@ -268,6 +268,63 @@ TEST(RunnerTest, IterationTimeAndGoalLimits) {
   }
 }
 
+// The round that meets a goal stops there: the goal class's matches go first, the goal is
+// checked after them and after each rule, and the rules after that point apply nothing.
+TEST(RunnerTest, GoalMetInARoundStopsBeforeTheRestOfIt) {
+  Fixture f;
+  // `grow` (first in rule order) matches everywhere; `meet` relates the goal's two classes.
+  auto rules = LoadRules(
+      "grow: (neg ?x) => (neg (neg (neg ?x)))\n"
+      "meet: (mul ?x (num 1)) => ?x\n",
+      f.context);
+  auto run = [&](bool goal_classes, RunReport* report) {
+    EGraph g(f.lang.ops);
+    for (int i = 0; i < 4; ++i)
+      g.AddExpr(ParseTerm("(neg (sym " + std::to_string(i) + "))", f.lang.ops));
+    ClassId product = g.AddExpr(ParseTerm("(mul (sym 7) (num 1))", f.lang.ops));
+    ClassId seven = g.AddExpr(ParseTerm("(sym 7)", f.lang.ops));
+    Runner runner(g, rules);
+    runner.WithGoal([&](const EGraph& graph) { return graph.Find(product) == graph.Find(seven); });
+    if (goal_classes) runner.WithGoalClasses({product});
+    *report = runner.Run();
+    return g.NumNodes();
+  };
+  RunReport plain, first;
+  const size_t nodes_plain = run(false, &plain);
+  const size_t nodes_first = run(true, &first);
+  EXPECT_EQ(plain.stop, StopReason::kGoalReached) << plain.ToString();
+  EXPECT_EQ(first.stop, StopReason::kGoalReached) << first.ToString();
+  EXPECT_EQ(plain.iterations, 1u);
+  EXPECT_EQ(first.iterations, 1u);
+  // Rule order alone: `grow` applies to all four negations before `meet` meets the goal.
+  EXPECT_EQ(plain.rules[0].applied, 4u) << plain.ToString();
+  // Goal class first: `meet` meets it and `grow` applies nothing.
+  EXPECT_EQ(first.rules[0].applied, 0u) << first.ToString();
+  EXPECT_EQ(first.rules[1].applied, 1u) << first.ToString();
+  EXPECT_LT(nodes_first, nodes_plain);
+}
+
+// Without goal classes the goal is still checked after each rule: a later rule's matches are
+// left unapplied once an earlier one meets it.
+TEST(RunnerTest, GoalIsCheckedAfterEachRule) {
+  Fixture f;
+  auto rules = LoadRules(
+      "meet: (mul ?x (num 1)) => ?x\n"
+      "grow: (neg ?x) => (neg (neg (neg ?x)))\n",
+      f.context);
+  EGraph g(f.lang.ops);
+  g.AddExpr(ParseTerm("(neg (sym 0))", f.lang.ops));
+  ClassId product = g.AddExpr(ParseTerm("(mul (sym 7) (num 1))", f.lang.ops));
+  ClassId seven = g.AddExpr(ParseTerm("(sym 7)", f.lang.ops));
+  RunReport report =
+      Runner(g, rules)
+          .WithGoal([&](const EGraph& graph) { return graph.Find(product) == graph.Find(seven); })
+          .Run();
+  EXPECT_EQ(report.stop, StopReason::kGoalReached) << report.ToString();
+  EXPECT_EQ(report.rules[0].applied, 1u);
+  EXPECT_EQ(report.rules[1].applied, 0u) << report.ToString();
+}
+
 TEST(RunnerTest, BackoffSchedulerBansExplodingRules) {
   Fixture f;
   auto rules = LoadRules(kAssocComm, f.context);
@@ -336,8 +393,8 @@ TEST(ExplainTest, TwoStepRewriteChain) {
 TEST(DeterminismTest, TwoRunsProduceIdenticalGraphs) {
   auto run = [] {
     Fixture f;
-    auto rules = LoadRules(std::string(kAssocComm) + "mul1: (mul ?a 1) <=> (mul 1 ?a)\n",
-                           f.context);
+    auto rules =
+        LoadRules(std::string(kAssocComm) + "mul1: (mul ?a 1) <=> (mul 1 ?a)\n", f.context);
     EGraph g(f.lang.ops);
     g.AddExpr(LongSum(f.lang, 7));
     g.AddExpr(ParseTerm("(mul (add (sym 1) (sym 2)) 1)", f.lang.ops));
