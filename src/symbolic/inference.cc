@@ -1035,8 +1035,19 @@ class Verifier {
     }
     solved.stop = report.stop;
     // Debugging aid for lemma authors (InferenceOptions::dump_egraph): that operator's
-    // saturated local e-graph, every search of it, to stderr.
-    if (p.dumping) std::fprintf(stderr, "%s\n", local.egraph().Dump().c_str());
+    // saturated local e-graph, every search of it, to stderr, after the search's stop and
+    // per-rule work (matches, applications, e-nodes added).
+    if (p.dumping) {
+      std::string work = "stop: " + std::string(StopReasonName(report.stop)) +
+                         "; iterations: " + std::to_string(report.iterations) + "\n";
+      for (const RuleStats& r : report.rules) {
+        if (r.applied == 0) continue;
+        work += "  " + r.id + ": matches " + std::to_string(r.matches) + ", applied " +
+                std::to_string(r.applied) + ", added " + std::to_string(r.nodes_added) +
+                " e-nodes\n";
+      }
+      std::fprintf(stderr, "%s%s\n", work.c_str(), local.egraph().Dump().c_str());
+    }
     solved.iterations = report.iterations;
     solved.egraph_nodes = local.egraph().NumNodes();
     solved.egraph_classes = local.egraph().NumClasses();
