@@ -1087,9 +1087,21 @@ class Verifier {
     }
     solved.stop = report.stop;
     // Debugging aid for lemma authors (InferenceOptions::dump_egraph): that operator's
-    // saturated local e-graph, every search of it, to stderr.
+    // saturated local e-graph, every search of it, to stderr, after the search's stop and
+    // per-rule work (matches, applications, e-nodes added).
     if (p.dumping) {
-      std::fprintf(stderr, "%s\n%s\n", report.ToString().c_str(), local.egraph().Dump().c_str());
+      std::string work = "stop: " + std::string(StopReasonName(report.stop)) +
+                         "; iterations: " + std::to_string(report.iterations) +
+                         "; e-nodes by iteration: " + std::to_string(report.start_nodes);
+      for (size_t n : report.nodes_per_iteration) work += " " + std::to_string(n);
+      work += "\n";
+      for (const RuleStats& r : report.rules) {
+        if (r.applied == 0) continue;
+        work += "  " + r.id + ": matches " + std::to_string(r.matches) + ", applied " +
+                std::to_string(r.applied) + ", added " + std::to_string(r.nodes_added) +
+                " e-nodes\n";
+      }
+      std::fprintf(stderr, "%s%s\n", work.c_str(), local.egraph().Dump().c_str());
     }
     solved.iterations = report.iterations;
     solved.egraph_nodes = local.egraph().NumNodes();

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -590,6 +592,57 @@ TEST(RegionInferenceTest, ACutWithoutARelationThatIsReadIsNeverRefines) {
   VerifyResult unread = VerifyRegion("cut_unread.rel", "dist", &s);
   EXPECT_EQ(unread.verdict, Verdict::kRefines) << Describe(unread, s);
   EXPECT_TRUE(unread.premises.empty());
+}
+
+}  // namespace
+}  // namespace gg::symbolic
+
+namespace gg::symbolic {
+namespace {
+
+// ---- Ring attention (online_softmax.rules) ------------------------------------------------
+
+VerifyResult VerifyRing(const std::string& dist, size_t max_nodes, ir::Graph* s) {
+  const std::string dir = std::string(GG_SOURCE_DIR) + "/tests/corpus/ring_cp_zigzag/fwd/";
+  *s = frontend::LoadGraph(dir + "seq.json");
+  ir::Program d = frontend::LoadProgram({dir + dist});
+  SpecResult spec = EvaluateSpec(RelationSpec::Load(dir + "spec.rel"), *s, d);
+  InferenceOptions options;
+  options.per_node.nodes = max_nodes;
+  options.per_node.time = std::chrono::seconds(300);  // the node limit decides (ASan: 5-20x)
+  return Verify(*s, d, spec, LemmaCatalogue::Default().Rules(), options);
+}
+
+const NodeOutcome& OutcomeOf(const VerifyResult& r, const ir::Graph& s, const std::string& name) {
+  for (const NodeOutcome& n : r.nodes) {
+    if (s.node(n.s_node).name == name) return n;
+  }
+  throw std::out_of_range("no outcome for " + name);
+}
+
+// Ring attention at CP 2: S's attention relates itself (to the slices of each rank's merged
+// output), not only through its consumer. The merge lemmas need each block's additive mask
+// provably finite: masked_fill(zeros, m, -10000) joins the mask's class with its `zeros`
+// lowered as a constant (a leaf there would leave the fill unknown and the merge unapplied).
+TEST(RingAttentionTest, Cp2RelatesTheAttentionItself) {
+  ir::Graph s;
+  VerifyResult r = VerifyRing("tp2.json", 10000, &s);
+  ASSERT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s);
+  const NodeOutcome& attention = OutcomeOf(r, s, "_scaled_dot_product_flash_attention_for_cpu");
+  EXPECT_EQ(attention.status, NodeStatus::kInferred) << attention.detail;
+  EXPECT_LT(attention.egraph_nodes, 3000u);
+}
+
+// At CP 4 (three merges of four key blocks, each block two zig-zag chunks): one merged form per
+// class and one query split per class keep the search to about 13k e-nodes; a limit below what
+// it needs stops it as a limit (never a verdict of its own).
+TEST(RingAttentionTest, Cp4RefinesWithinFifteenThousandNodes) {
+  ir::Graph s;
+  VerifyResult r = VerifyRing("tp4.json", 15000, &s);
+  EXPECT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s);
+  VerifyResult limited = VerifyRing("tp4.json", 2000, &s);
+  EXPECT_EQ(limited.verdict, Verdict::kUnknown) << Describe(limited, s);
+  EXPECT_EQ(limited.unknown_cause, UnknownCause::kLimit) << Describe(limited, s);
 }
 
 }  // namespace

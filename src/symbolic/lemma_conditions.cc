@@ -1937,6 +1937,23 @@ bool AppendsTrailingOne(const EGraph& g, ClassId lse, const std::vector<ClassId>
   return true;
 }
 
+// Whether class c holds an attention `op` (sdpa_mask or sdpa_lse_mask) of the query q, directly
+// or (the log-sum-exp) under its unsqueeze reshape: the form the online-softmax lemmas give a
+// class. Once a class has one, another over a reordered or regrouped copy of the same key blocks
+// adds only e-nodes (sdpa-*-sorted-keys brings every such copy to the same canonical order).
+bool HasAttentionOf(const EGraph& g, ClassId c, ClassId q, OpId op) {
+  q = g.Find(q);
+  for (const ENode& n : g.NodesWithOp(c, op)) {
+    if (g.Find(n.children[0]) == q) return true;
+  }
+  for (const ENode& n : g.NodesWithOp(c, Lang().reshape)) {
+    for (const ENode& inner : g.NodesWithOp(n.children[0], op)) {
+      if (g.Find(inner.children[0]) == q) return true;
+    }
+  }
+  return false;
+}
+
 // Two key blocks of one query merged by their log-sum-exps (torch's _SDPAMerger, ring attention):
 // the (sdpa_mask / sdpa_lse_mask) over the blocks' keys, values and mask columns concatenated.
 // Reads ?q ?k1 ?v1 ?m1 ?k2 ?v2 ?m2 ?sc; masks finite (a fully masked row's log-sum-exp is 0 in
@@ -1944,6 +1961,10 @@ bool AppendsTrailingOne(const EGraph& g, ClassId lse, const std::vector<ClassId>
 // not align or the reshapes (?ss ?ts [?us]) are not the log-sum-exps' unsqueeze(-1).
 std::optional<ClassId> MergedBlocks(EGraph& g, const Bindings& b, const char* op_name) {
   ClassId q = b.Var("q"), m1 = b.Var("m1"), m2 = b.Var("m2");
+  const OpId op = *Lang().ops().Find(op_name);
+  // One merged form per class: the other matches of the same merge (its blocks' other orders and
+  // groupings) give attentions equal up to the order of the key blocks.
+  if (HasAttentionOf(g, g.Find(b.match().node_id), q, op)) return std::nullopt;
   std::vector<ClassId> ks{b.Var("k1"), b.Var("k2")}, vs{b.Var("v1"), b.Var("v2")}, ms{m1, m2};
   auto blocks = AlignedKeyBlocks(g, q, ks, vs, &ms);
   if (!blocks || !FiniteValued(g, m1, 8) || !FiniteValued(g, m2, 8)) return std::nullopt;
@@ -1960,7 +1981,7 @@ std::optional<ClassId> MergedBlocks(EGraph& g, const Bindings& b, const char* op
     if (list && !AppendsTrailingOne(g, *lse1, *list)) return std::nullopt;
   }
   ClassId merged =
-      AddOp(g, *Lang().ops().Find(op_name),
+      AddOp(g, op,
             {q, JoinPieces(g, ks, 0, 2, blocks->key_dim), JoinPieces(g, vs, 0, 2, blocks->key_dim),
              JoinPieces(g, ms, 0, 2, blocks->mask_dim), b.Var("sc")});
   if (std::string_view(op_name) == "sdpa_lse_mask") {
@@ -2056,6 +2077,20 @@ std::optional<ClassId> QueryPieces(EGraph& g, const Bindings& b, const char* op_
   const int64_t mask_rows = static_cast<int64_t>(m->size()) - 2;
   const bool sliced = mask_rows >= 0 && (*m)[static_cast<size_t>(mask_rows)] != 1;
   const OpId op = *Lang().ops().Find(op_name);
+  // One split per class and query split: the class's other attentions of the same query pieces
+  // (over reordered or regrouped copies of the same key blocks) split into pieces equal up to the
+  // order of the key blocks.
+  const ClassId root = g.Find(b.match().node_id);
+  for (const ENode& n : g.NodesWithOp(root, Lang().concat)) {
+    if (n.children.size() != xs.size() + 1 || Norm(IntOf(g, n.children[0]), first->size()) != d) {
+      continue;
+    }
+    bool same = true;
+    for (size_t i = 0; i < xs.size() && same; ++i) {
+      same = HasAttentionOf(g, n.children[i + 1], xs[i], op);
+    }
+    if (same) return std::nullopt;
+  }
   std::vector<ClassId> parts{AddNum(g, d)};
   int64_t offset = 0;
   for (size_t i = 0; i < xs.size(); ++i) {

@@ -727,8 +727,14 @@ void LocalGraph::AddStructuralProducer(int32_t rank, TensorRef ref) {
     return;
   }
   if (kind != ir::CollectiveKind::kNone) return;
-  if (!d_index_.IsRelationOnly(rank, ref.node, constants_) && !IsConstantFill(rank, node)) return;
-  for (TensorRef in : d_index_.TensorInputs(rank, ref.node)) DLeaf(rank, in, 0);
+  const bool constant_fill = IsConstantFill(rank, node);
+  if (!d_index_.IsRelationOnly(rank, ref.node, constants_) && !constant_fill) return;
+  for (TensorRef in : d_index_.TensorInputs(rank, ref.node)) {
+    // A constant fill's input-free operand is lowered by AddD (its `full` term is what makes
+    // the fill provably finite), not made a leaf nothing is known of.
+    if (constant_fill && d_index_.IsInputFree(rank, d_index_.Canonical(rank, in).node)) continue;
+    DLeaf(rank, in, 0);
+  }
   AddD(rank, ref.node, 0);
 }
 

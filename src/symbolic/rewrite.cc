@@ -248,6 +248,7 @@ std::string RunReport::ToString() const {
   out << "\n";
   for (const RuleStats& r : rules) {
     out << "  " << r.id << ": matches " << r.matches << ", applied " << r.applied;
+    if (r.nodes_added) out << ", added " << r.nodes_added << " e-nodes";
     if (r.times_banned) out << ", banned " << r.times_banned << "x";
     out << "\n";
   }
@@ -343,6 +344,7 @@ RunReport Runner::Run() {
         ++report.rules[i].applied;
         changed = true;
       }
+      report.rules[i].nodes_added += graph_.NumNodes() - nodes_seen;
       if (!target) return true;
       if (graph_.NumNodes() > limits_.nodes) {
         stop = StopReason::kNodeLimit;

@@ -133,6 +133,7 @@ struct RuleStats {
   size_t matches = 0;       // matches found (after scheduling)
   size_t applied = 0;       // applications that changed the graph
   size_t times_banned = 0;  // by the scheduler
+  size_t nodes_added = 0;   // e-nodes its applications added (duplicates merged later included)
 };
 
 struct RunReport {

@@ -184,6 +184,12 @@ TEST(RunnerTest, UnionOnlyApplierIsAChangeNotSaturation) {
     // 1: merge unions a, b; 2: div-self adds 1 and unions; 3: nothing changes.
     EXPECT_EQ(report.iterations, 3u) << report.ToString();
     EXPECT_EQ(report.rules[1].applied, 1u);
+    // The e-nodes each rule added: the union adds none, div-self the number 1.
+    EXPECT_EQ(report.rules[0].nodes_added, 0u) << report.ToString();
+    EXPECT_EQ(report.rules[1].nodes_added, 1u) << report.ToString();
+    EXPECT_NE(report.ToString().find("div-self: matches 2, applied 1, added 1 e-nodes"),
+              std::string::npos)
+        << report.ToString();
   }
 }
 
