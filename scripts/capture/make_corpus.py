@@ -82,13 +82,17 @@ DETERMINISTIC_LIMITS = ("--timeout-ms", "30000")
 def verify(graphguard, case_dir, degree, numeric=False):
     """`graphguard verify` of one case: (verdict, first line). Without `numeric` the symbolic
     engine alone (--no-numeric: the same in every build); with it, an UNKNOWN is decided by the
-    numeric run of a LibTorch build (a counterexample makes it a VIOLATION)."""
+    numeric run of a LibTorch build (a counterexample makes it a VIOLATION), on the case's
+    values.json where it has one (graphs that replay only on their traced values)."""
     dist = "seq.json" if degree == 1 else f"tp{degree}.json"
     cmd = [graphguard, "verify", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
            os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel"),
            *DETERMINISTIC_LIMITS]
+    values = os.path.join(case_dir, "values.json")
     if not numeric:
         cmd.append("--no-numeric")
+    elif os.path.exists(values):
+        cmd += ["--inputs", values]
     run = subprocess.run(cmd, capture_output=True, text=True)
     first = (run.stdout.splitlines() or [run.stderr.strip()])[0]
     # the verdict word: "REFINES under 3 premises (...): ..." is REFINES (first_line keeps the rest)

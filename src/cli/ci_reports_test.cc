@@ -134,7 +134,8 @@ report::CheckSummary RecordedCheck() {
 
 TEST(CiReportGolden, VerifyViolation) {
   SetEvidenceGatherer([](const ir::Graph&, const ir::Program&, const symbolic::SpecResult&,
-                         const symbolic::VerifyResult&, uint64_t) { return RecordedEvidence(); });
+                         const symbolic::VerifyResult&, uint64_t,
+                         const std::string&) { return RecordedEvidence(); });
   fs::path tmp = fs::temp_directory_path() / ("gg_ci_golden_" + std::to_string(::getpid()));
   fs::create_directories(tmp);
   std::vector<std::string> args = VerifyArgs();

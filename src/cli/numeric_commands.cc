@@ -80,64 +80,6 @@ VerifyReport LoadVerifyReport(const std::string& path, const ir::Graph& s_graph,
   return result;
 }
 
-// S's inputs, in signature order, from a values file ({"format": "graphguard-values",
-// "inputs": {name: {"type": "f32[4, 16]", "data": [...]}}}, docs/graph-format.md): every input
-// of S by name, its type as S's graph has it.
-std::vector<at::Tensor> LoadValues(const std::string& path, const ir::Graph& s_graph) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(ReadInputFile(path, "values file"));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, std::string("malformed JSON values file: ") + e.what());
-  }
-  if (!root.is_object() || root.value("format", "") != "graphguard-values" ||
-      !root.contains("inputs") || !root["inputs"].is_object()) {
-    throw InputError(path, 0,
-                     "not a values file (a JSON object with \"format\": \"graphguard-values\" "
-                     "and an \"inputs\" object)");
-  }
-  std::vector<at::Tensor> values;
-  for (ir::NodeId id : s_graph.inputs) {
-    const ir::Node& node = s_graph.node(id);
-    const nlohmann::json& all = root["inputs"];
-    if (!all.contains(node.name)) {
-      throw InputError(path, 0,
-                       "no value for S's input '" + node.name + "' (" + s_graph.file +
-                           "); the file must hold every input of S by name");
-    }
-    const nlohmann::json& entry = all[node.name];
-    const std::optional<ir::TensorType>& want = node.outputs.at(0).type;
-    std::string why;
-    std::optional<ir::TensorType> type =
-        ir::ParseTensorType(entry.value("type", std::string()), &why);
-    if (!type || !entry.contains("data") || !entry["data"].is_array()) {
-      throw InputError(path, 0,
-                       "input '" + node.name + "': needs a \"type\" and a \"data\" array" +
-                           (why.empty() ? "" : " (" + why + ")"));
-    }
-    if (!want || !(*type == *want)) {
-      throw InputError(path, 0,
-                       "input '" + node.name + "' is " + frontend::TypeText(type) + " but S has " +
-                           frontend::TypeText(want));
-    }
-    std::vector<int64_t> shape;
-    for (const ir::Dim& d : type->shape) shape.push_back(d.value());
-    std::vector<double> data;
-    for (const nlohmann::json& v : entry["data"]) {
-      if (!v.is_number()) throw InputError(path, 0, "input '" + node.name + "': a non-number");
-      data.push_back(v.get<double>());
-    }
-    at::Tensor t = at::tensor(data, at::kDouble);
-    if (t.numel() != c10::multiply_integers(shape)) {
-      throw InputError(path, 0,
-                       "input '" + node.name + "' has " + std::to_string(t.numel()) +
-                           " elements for " + frontend::TypeText(type));
-    }
-    values.push_back(t.reshape(shape).to(runtime::ToAten(type->dtype)));
-  }
-  return values;
-}
-
 CommandHandler& DistributedCheckRunner() {
   static CommandHandler runner;
   return runner;
@@ -212,6 +154,63 @@ void FitCheckToBudget(const ParsedCommand& command, const symbolic::RelationSpec
 }
 
 }  // namespace
+
+// The values file: {"format": "graphguard-values", "inputs": {name: {"type": "f32[4, 16]",
+// "data": [...]}}}.
+std::vector<at::Tensor> LoadValues(const std::string& path, const ir::Graph& s_graph) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(ReadInputFile(path, "values file"));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, std::string("malformed JSON values file: ") + e.what());
+  }
+  if (!root.is_object() || root.value("format", "") != "graphguard-values" ||
+      !root.contains("inputs") || !root["inputs"].is_object()) {
+    throw InputError(path, 0,
+                     "not a values file (a JSON object with \"format\": \"graphguard-values\" "
+                     "and an \"inputs\" object)");
+  }
+  std::vector<at::Tensor> values;
+  for (ir::NodeId id : s_graph.inputs) {
+    const ir::Node& node = s_graph.node(id);
+    const nlohmann::json& all = root["inputs"];
+    if (!all.contains(node.name)) {
+      throw InputError(path, 0,
+                       "no value for S's input '" + node.name + "' (" + s_graph.file +
+                           "); the file must hold every input of S by name");
+    }
+    const nlohmann::json& entry = all[node.name];
+    const std::optional<ir::TensorType>& want = node.outputs.at(0).type;
+    std::string why;
+    std::optional<ir::TensorType> type =
+        ir::ParseTensorType(entry.value("type", std::string()), &why);
+    if (!type || !entry.contains("data") || !entry["data"].is_array()) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "': needs a \"type\" and a \"data\" array" +
+                           (why.empty() ? "" : " (" + why + ")"));
+    }
+    if (!want || !(*type == *want)) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "' is " + frontend::TypeText(type) + " but S has " +
+                           frontend::TypeText(want));
+    }
+    std::vector<int64_t> shape;
+    for (const ir::Dim& d : type->shape) shape.push_back(d.value());
+    std::vector<double> data;
+    for (const nlohmann::json& v : entry["data"]) {
+      if (!v.is_number()) throw InputError(path, 0, "input '" + node.name + "': a non-number");
+      data.push_back(v.get<double>());
+    }
+    at::Tensor t = at::tensor(data, at::kDouble);
+    if (t.numel() != c10::multiply_integers(shape)) {
+      throw InputError(path, 0,
+                       "input '" + node.name + "' has " + std::to_string(t.numel()) +
+                           " elements for " + frontend::TypeText(type));
+    }
+    values.push_back(t.reshape(shape).to(runtime::ToAten(type->dtype)));
+  }
+  return values;
+}
 
 CheckSetup PrepareCheck(const ParsedCommand& command) {
   CheckSetup setup;

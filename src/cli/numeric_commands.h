@@ -48,6 +48,11 @@ void SetDistributedCheckRunner(CommandHandler runner);
 // unresolved, 2 bad input (also when no sizes fit the memory budget).
 Command InferRelationsCommand();
 
+// S's inputs, in signature order, from a values file (docs/graph-format.md: every input of S by
+// name, of the type S's graph gives it): check --inputs and verify --inputs. Bad input is an
+// InputError naming the file.
+std::vector<at::Tensor> LoadValues(const std::string& path, const ir::Graph& s_graph);
+
 // Every numeric command, in --help order.
 std::vector<Command> NumericCommands();
 

@@ -27,7 +27,15 @@ extern "C" __attribute__((visibility("default"))) int gg_runtime_plugin_v1(
   for (const gg::cli::Command& command : gg::cli::NumericCommands()) {
     out->commands[command.spec.name] = command.run;
   }
-  out->evidence = gg::runtime::GatherVerifyEvidence;
+  out->evidence = [](const gg::ir::Graph& s, const gg::ir::Program& d,
+                     const gg::symbolic::SpecResult& spec, const gg::symbolic::VerifyResult& result,
+                     uint64_t seed, const std::string& inputs) {
+    if (inputs.empty()) return gg::runtime::GatherVerifyEvidence(s, d, spec, result, seed);
+    // A bad values file is bad input (exit 2, naming it), not a run that could not be made.
+    const std::vector<at::Tensor> values = gg::cli::LoadValues(inputs, s);
+    return gg::runtime::GatherVerifyEvidence(s, d, spec, result, seed, &values,
+                                             "S's inputs from " + inputs);
+  };
   out->guide = gg::runtime::GatherNumericGuide;
   out->lemma_self_test = [](const gg::symbolic::Lemma& lemma) {
     return gg::runtime::SelfTestLemma(lemma);

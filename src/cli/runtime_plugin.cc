@@ -215,8 +215,10 @@ std::vector<Command> RuntimePluginCommands() {
 void UseRuntimePlugin() {
   AddCommands(RuntimePluginCommands());
   SetEvidenceGatherer([](const ir::Graph& s, const ir::Program& d, const symbolic::SpecResult& spec,
-                         const symbolic::VerifyResult& result, uint64_t seed) {
-    return LoadRuntimePlugin("verify's numeric evidence").evidence(s, d, spec, result, seed);
+                         const symbolic::VerifyResult& result, uint64_t seed,
+                         const std::string& inputs) {
+    return LoadRuntimePlugin("verify's numeric evidence")
+        .evidence(s, d, spec, result, seed, inputs);
   });
   SetNumericGuider(
       [](const ir::Graph& s, const ir::Program& d, const symbolic::SpecResult& spec,

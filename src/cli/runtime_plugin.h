@@ -29,8 +29,9 @@ struct RuntimePlugin {
 };
 
 // Bumped whenever RuntimePlugin or what it refers to changes layout.
-// 2: NumericEvidence::resized, 3: lemma_self_test, 4: NumericEvidence::proposals, 5: guide
-inline constexpr int kRuntimePluginAbi = 5;
+// 2: NumericEvidence::resized, 3: lemma_self_test, 4: NumericEvidence::proposals, 5: guide,
+// 6: the evidence gatherer's input values file
+inline constexpr int kRuntimePluginAbi = 6;
 inline constexpr const char* kRuntimePluginFile = "libgraphguard_runtime.so";
 // extern "C" int gg_runtime_plugin_v1(RuntimePlugin* out): fills *out, returns its ABI.
 inline constexpr const char* kRuntimePluginEntry = "gg_runtime_plugin_v1";

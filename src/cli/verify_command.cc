@@ -167,20 +167,27 @@ frontend::AutoResize FitNumericRun(const VerifyRun& run, uint64_t budget) {
   return frontend::FitMemoryBudget(run.s_graph, run.d_program, budget, estimate, validate);
 }
 
-symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed, uint64_t budget) {
+// `inputs`: verify --inputs (S's input values, which fix the sizes: no resized run on them).
+symbolic::NumericEvidence GatherWithinBudget(const VerifyRun& run, uint64_t seed, uint64_t budget,
+                                             const std::string& inputs) {
   frontend::AutoResize fit = FitNumericRun(run, budget);
-  if (!fit.needed) return Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed);
-  if (!fit.fits) {
+  if (!fit.needed) {
+    return Gatherer()(run.s_graph, run.d_program, run.relations, run.result, seed, inputs);
+  }
+  if (!fit.fits || !inputs.empty()) {
     symbolic::NumericEvidence evidence;
     evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
     evidence.error = "the numeric run was skipped: " + fit.note +
-                     " (a larger --memory-budget, or --resize, may let it run)";
+                     (inputs.empty() ? " (a larger --memory-budget, or --resize, may let it run)"
+                                     : " (the values of " + inputs +
+                                           " fix the sizes; a larger --memory-budget may let it "
+                                           "run)");
     evidence.resized = fit.note;
     return evidence;
   }
   symbolic::SpecResult relations = symbolic::EvaluateSpec(*run.spec, fit.s_graph, fit.d_program);
   symbolic::NumericEvidence evidence =
-      Gatherer()(fit.s_graph, fit.d_program, relations, run.result, seed);
+      Gatherer()(fit.s_graph, fit.d_program, relations, run.result, seed, inputs);
   evidence.how += ", at reduced sizes " + frontend::ResizeMapText(fit.chosen);
   evidence.resized = fit.note;
   return evidence;
@@ -305,7 +312,8 @@ VerifyRun RunVerification(const ParsedCommand& command,
 // --accept-proposed: while the verdict stays UNKNOWN and the numeric run proposes lemmas not
 // tried yet, verify again with every proposal so far as user lemmas (a few rounds: each proof
 // that stops at another operator may need its own lemma).
-void AcceptProposed(const ParsedCommand& command, VerifyRun* run, uint64_t seed, uint64_t budget) {
+void AcceptProposed(const ParsedCommand& command, VerifyRun* run, uint64_t seed, uint64_t budget,
+                    const std::string& inputs) {
   constexpr int kRounds = 4;
   std::vector<symbolic::LemmaFile> proposed;
   std::set<std::string> tried;
@@ -320,7 +328,7 @@ void AcceptProposed(const ParsedCommand& command, VerifyRun* run, uint64_t seed,
     proposed.push_back({"proposed-" + std::to_string(round) + ".rules", text});
     VerifyRun next = RunVerification(command, nullptr, proposed);
     if (next.result.verdict == symbolic::Verdict::kUnknown) {
-      symbolic::ApplyNumericEvidence(&next.result, GatherWithinBudget(next, seed, budget));
+      symbolic::ApplyNumericEvidence(&next.result, GatherWithinBudget(next, seed, budget, inputs));
     }
     *run = std::move(next);
   }
@@ -344,25 +352,30 @@ int RunVerify(const ParsedCommand& command, std::ostream& out) {
   std::unique_ptr<report::ProgressLine> progress = MakeProgressLine(command);
   // Options are checked before any work, whether or not the numeric run will need them.
   const uint64_t budget = MemoryBudget(command);
+  const std::string inputs = command.One("--inputs");
+  if (!inputs.empty() && !std::filesystem::is_regular_file(inputs)) {
+    throw InputError(inputs, 0, "no such values file (--inputs: S's input values, JSON)");
+  }
   VerifyRun run = RunVerification(command, progress.get());
   uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
   std::optional<TracedValues> traced = TracedValuesOf(command.One("--seq"));
   if (run.result.verdict == symbolic::Verdict::kUnknown && !command.Has("--no-numeric")) {
-    if (Gatherer() && traced) {
+    if (Gatherer() && traced && inputs.empty()) {
       // Random inputs would take shapes the graphs do not have: no evidence from them.
       symbolic::NumericEvidence evidence;
       evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu, not run";
       evidence.error = "the numeric run was skipped: " + command.One("--seq") +
                        " replays only on the values it was traced with (" + traced->why +
-                       "); run 'graphguard check --inputs " + traced->file + "'";
+                       "); run verify (or check) with '--inputs " + traced->file + "'";
       symbolic::ApplyNumericEvidence(&run.result, evidence);
     } else if (Gatherer()) {
       if (progress->enabled()) {
         report::VerifyProgress(run.s_graph, progress.get())
-            .Phase("numeric evidence (S and D on random inputs)");
+            .Phase(inputs.empty() ? "numeric evidence (S and D on random inputs)"
+                                  : "numeric evidence (S and D on the values of " + inputs + ")");
       }
-      symbolic::ApplyNumericEvidence(&run.result, GatherWithinBudget(run, seed, budget));
-      if (command.Has("--accept-proposed")) AcceptProposed(command, &run, seed, budget);
+      symbolic::ApplyNumericEvidence(&run.result, GatherWithinBudget(run, seed, budget, inputs));
+      if (command.Has("--accept-proposed")) AcceptProposed(command, &run, seed, budget, inputs);
     } else {
       run.result.summary +=
           "; this build has no numeric engine to tell a difference from a missing lemma "
@@ -595,6 +608,10 @@ Command VerifyCommand() {
       "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
   spec.options.push_back(
       OptionSpec::One("--seed", "N", "random seed of that numeric run's inputs (default 0)"));
+  spec.options.push_back(OptionSpec::One(
+      "--inputs", "VALUES",
+      "that numeric run on S's inputs from a values file (graph-format.md), not random: the "
+      "values graphs with value-dependent shapes were traced with"));
   spec.options.push_back(OptionSpec::Flag(
       "--accept-proposed",
       "when that run proposes lemmas (self-tested, shown under 'proposed'), verify again with "

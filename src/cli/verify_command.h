@@ -21,16 +21,18 @@
 namespace gg::cli {
 
 // `verify --seq FILE --dist DIR|FILE... --relations SPEC [--hints FILE] [--json FILE] [limits]
-// [--no-timing]`: exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input (including a spec without
-// outputs or a bad hint file).
+// [--no-timing] [--inputs VALUES]`: exit 0 REFINES, 1 VIOLATION, 3 UNKNOWN, 2 bad input
+// (including a spec without outputs, a bad hint file or a bad values file).
 Command VerifyCommand();
 
 // How verify gets numeric evidence for an UNKNOWN verdict (symbolic::NumericEvidence): a build
 // with the numeric runtime sets it in main() (cli/numeric_commands.h); without one, verify says
 // that this build cannot tell a difference from a missing lemma.
+// `inputs`: a values file of S's inputs (verify --inputs: the values graphs with
+// value-dependent shapes were traced with), run on instead of drawn; "" draws them from `seed`.
 using EvidenceGatherer = std::function<symbolic::NumericEvidence(
     const ir::Graph& s_graph, const ir::Program& d_program, const symbolic::SpecResult& spec,
-    const symbolic::VerifyResult& result, uint64_t seed)>;
+    const symbolic::VerifyResult& result, uint64_t seed, const std::string& inputs)>;
 void SetEvidenceGatherer(EvidenceGatherer gatherer);
 
 // How verify --guided gets its hints (symbolic::NumericGuide): set like the evidence gatherer;
@@ -77,7 +79,7 @@ std::unique_ptr<report::ProgressLine> MakeProgressLine(const ParsedCommand& comm
 // "traced_values": expert parallelism's all-to-all split sizes, docs/graph-format.md): the path
 // of the values file of S's inputs (relative to the graph file) and why. nullopt for any other
 // graph file (FX text included). Random inputs would take other shapes, so numeric runs use
-// those values (check --inputs) or do not run.
+// those values (check --inputs, verify --inputs) or do not run.
 struct TracedValues {
   std::string file;
   std::string why;

@@ -47,7 +47,7 @@ std::vector<OpEntry> ReductionOps() {
        traits::SumsLastDim() | traits::Fresh()},
       {"aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
        "(Tensor values, Tensor indices)",
-       Topk, traits::Fresh()},
+       Topk, traits::Fresh() | traits::Lower("topk")},
       {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
        "indices)",
        Sort, traits::Fresh()},

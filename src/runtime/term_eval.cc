@@ -131,6 +131,8 @@ class Evaluator {
     if (op == "softmax") return at::softmax(T(n, 0), I(n, 1));
     if (op == "sum_dim") return at::sum(T(n, 0), {I(n, 1)}, I(n, 2) != 0);
     if (op == "max_dim") return std::get<0>(at::max(T(n, 0), I(n, 1), I(n, 2) != 0));
+    if (op == "topk_values") return std::get<0>(at::topk(T(n, 0), I(n, 1), I(n, 2)));
+    if (op == "topk_indices") return std::get<1>(at::topk(T(n, 0), I(n, 1), I(n, 2)));
     if (op == "mean_dim") return at::mean(T(n, 0), {I(n, 1)}, I(n, 2) != 0);
     if (op == "sum_all") return at::sum(T(n, 0));
     if (op == "layernorm") {

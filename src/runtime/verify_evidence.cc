@@ -36,12 +36,18 @@ std::string ExcessText(double excess) {
 symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
                                                const ir::Program& d_program,
                                                const symbolic::SpecResult& spec,
-                                               const symbolic::VerifyResult& verify,
-                                               uint64_t seed) {
+                                               const symbolic::VerifyResult& verify, uint64_t seed,
+                                               const std::vector<at::Tensor>* s_inputs,
+                                               const std::string& source) {
   symbolic::NumericEvidence evidence;
   CheckOptions options;
   options.seed = seed;
   evidence.how = "graphguard check, seed " + std::to_string(seed) + ", cpu";
+  if (s_inputs != nullptr) {
+    options.s_inputs = *s_inputs;
+    options.s_inputs_note = source + " (not drawn)";
+    evidence.how = "graphguard check on " + source + ", cpu";
+  }
   // The S operator where the proof stopped: its tensors are classified by fingerprints, which
   // tells what they equal over D when the values agree.
   std::optional<ir::NodeId> stopped;

@@ -9,7 +9,11 @@
 // points at a missing lemma.
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "ir/program.h"
@@ -20,11 +24,15 @@
 namespace gg::runtime {
 
 // Runs the check on the CPU; a check that cannot run is reported in the evidence's error, never
-// thrown.
+// thrown. With `s_inputs` (S's inputs in signature order, e.g. the values graphs with
+// value-dependent shapes were traced with; `source` says where they came from) S runs on those,
+// not on inputs drawn from `seed`, and D on inputs derived from them through the spec.
 symbolic::NumericEvidence GatherVerifyEvidence(const ir::Graph& s_graph,
                                                const ir::Program& d_program,
                                                const symbolic::SpecResult& spec,
-                                               const symbolic::VerifyResult& verify, uint64_t seed);
+                                               const symbolic::VerifyResult& verify, uint64_t seed,
+                                               const std::vector<at::Tensor>* s_inputs = nullptr,
+                                               const std::string& source = "");
 
 // The guidance of `verify --guided`: the same check run with every S operator output
 // fingerprinted, and every holding fingerprint match (fingerprint_match.h) of each. A run that

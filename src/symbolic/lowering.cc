@@ -561,6 +561,16 @@ Outputs MeanAll(const LowerContext& l) {
 // per dim; amax over every dim (dims empty) stays opaque.
 Outputs Amax(const LowerContext& l) { return ReduceDims(l, "max_dim"); }
 
+// topk(x, k, dim, largest=True, sorted=True): its values and indices (the router of a top-k
+// MoE); the smallest k, or an unsorted topk (an order the kernel chooses), stay opaque.
+Outputs Topk(const LowerContext& l) {
+  if (l.I("largest") == 0 || l.I("sorted") == 0) throw NotCovered{};
+  ClassId x = l.T("self");
+  ClassId k = l.N(l.I("k"));
+  ClassId dim = l.N(l.Dim(l.I("dim")));
+  return {l.Op("topk_values", {x, k, dim}), l.Op("topk_indices", {x, k, dim})};
+}
+
 Outputs MaxDim(const LowerContext& l) {
   ClassId values = l.Op("max_dim", {l.T("self"), l.N(l.Dim(l.I("dim"))), l.N(l.I("keepdim"))});
   return {values, std::nullopt};  // indices stay opaque
@@ -1450,6 +1460,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"lt", Lt},
       {"masked_fill", MaskedFill},
       {"max_dim", MaxDim},
+      {"topk", Topk},
       {"mean_dims", MeanDims},
       {"mm", Mm},
       {"mul", Binary<kMul>},

@@ -78,6 +78,11 @@ const std::vector<TensorOpInfo> kOwnOps = {
     // x[..., ids[...]]: one entry of x's last dim per position, the target logit a cross entropy
     // reads (x[arange(n), ids] on a 2-d x).
     {"pick", 2, false, TensorRule::kPick},  // (pick x ids)
+    // The k largest entries along dim, largest first, and their positions (aten::topk, largest
+    // and sorted): a function of each line along dim alone (ties broken alike on equal lines, the
+    // same kernel on the same values), so it commutes with concat and slice along another dim.
+    {"topk_values", 3, false, TensorRule::kTopk},   // (topk_values x (num k) dim)
+    {"topk_indices", 3, false, TensorRule::kTopk},  // (topk_indices x (num k) dim)
     // A constant tensor (zeros, ones_like, full); the dtype is ir::DType's enumerator value and v
     // a number class (flt, or num in self-tests). Not a relation op: a relation names D tensors
     // only, so S's constants are lowered where they are read (inference treats their producers
@@ -545,6 +550,19 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       if (!w || !idx || w->shape.empty()) return fail("embedding needs a weight with rows");
       TensorType out{w->dtype, idx->shape};
       out.shape.insert(out.shape.end(), w->shape.begin() + 1, w->shape.end());
+      return out;
+    }
+    case TensorRule::kTopk: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out = *type_of(0);
+      auto k = int_of(1);
+      auto dim = dim_of(2, out.shape.size());
+      if (!k || !dim || out.shape.empty() || !out.shape[*dim].is_static() || *k < 0 ||
+          *k > out.shape[*dim].value()) {
+        return fail("bad topk k or dim");
+      }
+      out.shape[*dim] = ir::Dim(*k);
+      if (std::string_view(info.name) == "topk_indices") out.dtype = DType::kInt64;
       return out;
     }
     case TensorRule::kPick: {

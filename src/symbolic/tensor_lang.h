@@ -58,6 +58,8 @@ enum class TensorRule : uint8_t {
   kSdpa,           // (sdpa q k v ...): q [B..., Hq, L, E], k [B..., Hkv, S, E], v [B..., Hkv, S, F]
                    // -> [B..., Hq, L, F] (Hq a multiple of Hkv); sdpa_mask's mask broadcasts to
                    // the scores [B..., Hq, L, S]; sdpa_lse(_mask) -> [B..., Hq, L]
+  kTopk,           // (topk_values x (num k) dim), (topk_indices x (num k) dim): x's shape with
+                   // dim's extent k; the values of x's dtype, the indices int64
   kRegistry,       // an op mirroring a registry operator: that entry's shape rule
 };
 

@@ -9,9 +9,10 @@
 # Without .venv the regeneration is skipped (laptop mode). With a LibTorch build, `graphguard check`
 # and `graphguard verify` with its numeric evidence give the verdicts the manifest records (FAILS,
 # VIOLATION) for one forward case and the gradient cases that the symbolic engine cannot relate,
-# on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, one
+# on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, two
 # expert-parallel with data-dependent all-to-all splits and megatron-core's MoE layer with its
-# load-balancing loss (both checked on their traced values.json), and the ring-attention case
+# load-balancing loss (check and verify's numeric run on their traced values.json, --inputs), and
+# the ring-attention case
 # (ring_cp.py: its correct version REFINES through the online-softmax lemmas, the buggy one is a
 # VIOLATION with evidence; the whole columns: make_bugs.py --checks GRAPHGUARD --check).
 set -euo pipefail
@@ -27,7 +28,7 @@ if "$GG" check --help >/dev/null 2>&1; then
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
     --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
     --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank \
-    --only mcore_3768_moe_aux_loss_scale
+    --only ep_a2a_splits_transposed --only mcore_3768_moe_aux_loss_scale
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

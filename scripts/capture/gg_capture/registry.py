@@ -173,6 +173,14 @@ BUGS = {
         "are sharded in contiguous blocks: the all-to-all split sizes are consistent, the tokens "
         "reach another rank's expert", "fwd", 2,
         {"program": "ep_moe", "bug": "interleaved_placement"}),
+    "ep_a2a_splits_transposed": (
+        "a plausible variant of expert-parallel dispatch bugs (all-to-all splits transposed; "
+        "issue 18's bug list; the [rank, expert] / [expert, rank] order of Megatron's alltoall "
+        "dispatcher's sort_chunks_by_idxs)",
+        "after the dispatch all-to-all the received rows' chunk sizes (source rank x local "
+        "expert) read transposed, as if the rows arrived expert-major: the sizes add up, the rows "
+        "are cut at the wrong boundaries and reach the wrong local expert", "fwd", 2,
+        {"program": "ep_moe", "bug": "transposed_splits"}),
 }
 
 

@@ -36,6 +36,15 @@ Bugs (tests/bugs):
                          the expert weights are sharded in contiguous blocks (rank r holds
                          r * E/EP ...): every split is consistent, so nothing fails at run time,
                          but tokens reach another rank's expert.
+  transposed_splits      after the dispatch all-to-all, the received rows' chunk sizes (tokens
+                         from source rank j for local expert l, a [W, local] matrix) read
+                         transposed, as if the rows arrived expert-major ([local, W]; the
+                         `num_global_tokens_per_local_expert.T` of Megatron's alltoall dispatcher
+                         applied where it does not belong): the sizes still add up, so nothing
+                         fails at run time, but rows are cut at the wrong boundaries and reach
+                         the wrong local expert. (Swapping the all-to-all's own send and receive
+                         split sizes in the combine cannot be captured: torch refuses it at run
+                         time unless every rank receives as many rows as it sends.)
 """
 import torch
 import torch.distributed._functional_collectives as fc
@@ -44,7 +53,7 @@ import torch.nn.functional as F
 from .. import tp as tpmod
 from .base import Program, full
 
-BUGS = ("interleaved_placement",)
+BUGS = ("interleaved_placement", "transposed_splits")
 
 
 def _exchange(x, output_splits, input_splits, ep):
@@ -93,10 +102,20 @@ class EPMoE(torch.nn.Module):
         output_splits = received_counts.view(w, local).sum(dim=1).tolist()
         rows = _exchange(sent, output_splits, input_splits, self.ep)  # source-rank major
         # regroup by local expert, run each, and put the rows back in source-rank order
-        blocks = list(rows.split(received_counts.tolist(), dim=0))  # [j * local + l]
+        if self.bug == "transposed_splits":  # the chunks taken as expert-major: [l * w + j]
+            sizes = received_counts.view(w, local).t().reshape(-1).tolist()
+
+            def chunk(j, e):
+                return e * w + j
+        else:  # source-rank major: [j * local + l]
+            sizes = received_counts.tolist()
+
+            def chunk(j, e):
+                return j * local + e
+        blocks = list(rows.split(sizes, dim=0))
         out_blocks = [None] * len(blocks)
         for e in range(local):
-            mine = [j * local + e for j in range(w)]
+            mine = [chunk(j, e) for j in range(w)]
             xe = torch.cat([blocks[i] for i in mine], dim=0)
             ye = F.linear(F.gelu(F.linear(xe, self.w1[e])), self.w2[e])
             for i, y in zip(mine, ye.split([blocks[i].shape[0] for i in mine], dim=0)):
