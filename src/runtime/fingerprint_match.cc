@@ -588,18 +588,61 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
         covered = hit;
       }
       if (!covered || runs.empty()) continue;
-      std::vector<symbolic::RelExpr> pieces;
-      for (const Run& run : runs) {
-        symbolic::RelExpr t = leaf(*run.entry);
-        pieces.push_back(run.start == 0 && run.end == run.entry->fp->shape[dim]
-                             ? t
-                             : symbolic::RelExpr::Slice(t, d64, run.start, run.end));
+      auto add_runs = [&](const std::vector<Run>& cover, double cover_error) {
+        std::vector<symbolic::RelExpr> pieces;
+        for (const Run& run : cover) {
+          symbolic::RelExpr t = leaf(*run.entry);
+          pieces.push_back(run.start == 0 && run.end == run.entry->fp->shape[dim]
+                               ? t
+                               : symbolic::RelExpr::Slice(t, d64, run.start, run.end));
+        }
+        if (pieces.size() == 1 &&
+            std::holds_alternative<symbolic::DTensor>(pieces[0].node().kind)) {
+          return;  // the identical candidate
+        }
+        add(Candidate::Kind::kSlices,
+            {pieces.size() == 1 ? pieces[0] : symbolic::RelExpr::Concat(d64, pieces)}, cover_error,
+            tol);
+      };
+      add_runs(runs, error);
+      // The same runs on ranks the covers so far do not read (the replicas of a 2-D mesh's other
+      // groups: a TP x CP rank's zig-zag pieces are on the CP ranks of its own TP rank), each run
+      // taken from the first such rank whose slices match it: one cover per group, so a search
+      // guided by them draws every group's paths, not the first one's.
+      std::set<int32_t> used;
+      for (const Run& run : runs) used.insert(run.entry->rank);
+      for (;;) {
+        std::vector<Run> other = runs;
+        double other_error = 0.0;
+        int64_t j = 0;
+        bool all = true;
+        for (Run& run : other) {
+          const Entry* match = nullptr;
+          for (const Entry* e : slots) {
+            if (!e || used.count(e->rank) || e->fp->shape[dim] != run.entry->fp->shape[dim]) {
+              continue;
+            }
+            double err = RangeError(sp, j, e->fp->along(d64), run.start, run.end - run.start, k,
+                                    floor, kInf);
+            if (err <= tol) {
+              other_error = std::max(other_error, err);
+              match = e;
+              break;
+            }
+          }
+          j += run.end - run.start;
+          if (match == nullptr) {
+            all = false;
+            break;
+          }
+          run.entry = match;
+        }
+        if (!all) break;
+        size_t before = used.size();
+        for (const Run& run : other) used.insert(run.entry->rank);
+        if (used.size() == before) break;
+        add_runs(other, other_error);
       }
-      if (pieces.size() == 1 && std::holds_alternative<symbolic::DTensor>(pieces[0].node().kind)) {
-        continue;  // the identical candidate
-      }
-      add(Candidate::Kind::kSlices,
-          {pieces.size() == 1 ? pieces[0] : symbolic::RelExpr::Concat(d64, pieces)}, error, tol);
     }
   }
 

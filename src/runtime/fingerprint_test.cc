@@ -241,6 +241,42 @@ TEST(FingerprintMatch, FindsConcatsOfSumsOverRankGroups) {
   EXPECT_EQ(best(unrelated), "none");
 }
 
+// Runs of slices on a 2-D mesh (TP 2 x CP 2, zig-zag): S's rows are the CP ranks' chunks in
+// zig-zag order, and each TP rank holds the same chunks, so one cover per TP rank's CP ranks is a
+// candidate (a guided search then draws every group's paths), in both matching paths.
+TEST(FingerprintMatch, FindsSliceRunsOnEveryReplicaGroup) {
+  at::manual_seed(13);
+  Tables t(4);
+  at::Tensor x = at::randn({8, 5}, at::kDouble);
+  // ranks 0, 1: CP rank 0 (rows 0-1 and 6-7); ranks 2, 3: CP rank 1 (rows 2-5)
+  at::Tensor cp0 = at::cat({x.slice(0, 0, 2), x.slice(0, 6, 8)}, 0);
+  at::Tensor cp1 = x.slice(0, 2, 6);
+  ir::TensorRef s = t.S("x", x);
+  t.D(0, "h", cp0);
+  t.D(1, "h", cp0.clone());
+  t.D(2, "h", cp1);
+  t.D(3, "h", cp1.clone());
+  MatchOptions options;
+  options.max_candidates = 64;
+  FingerprintMatcher matcher(t.d, options);
+  std::vector<std::string> holding, indexed;
+  for (const Candidate& c : matcher.CandidatesFor(*t.s.Find(0, s))) {
+    if (c.holds()) holding.push_back(c.ToString());
+  }
+  for (const Candidate& c : matcher.HoldingCandidatesFor(*t.s.Find(0, s))) {
+    indexed.push_back(c.ToString());
+  }
+  EXPECT_EQ(holding, indexed);
+  auto has = [&](const std::string& expr) {
+    return std::any_of(holding.begin(), holding.end(),
+                       [&](const std::string& c) { return c.rfind(expr + " (error", 0) == 0; });
+  };
+  EXPECT_TRUE(has("slices: concat(0, slice(h@0, 0, 0, 2), h@2, slice(h@0, 0, 2, 4))"))
+      << ::testing::PrintToString(holding);
+  EXPECT_TRUE(has("slices: concat(0, slice(h@1, 0, 0, 2), h@3, slice(h@1, 0, 2, 4))"))
+      << ::testing::PrintToString(holding);
+}
+
 // The value index finds exactly the holding candidates of the full comparison, in the same order,
 // on a model-like table: many layers of same-shaped tensors (the case the index is for), with
 // every candidate form, dtype roundings, scales far apart, zeros, NaN and infinity.
