@@ -2,7 +2,8 @@
 //
 // A hint is data, not evidence: inference still proves every relation it keeps. A hint only
 // chooses which D neighbourhood is searched first (the D operators between the related tensors
-// and the hinted ones), so a wrong hint costs a small failed attempt and never a verdict. Hints
+// and the hinted ones) and, when flat, which clean form that search aims for, so a wrong hint
+// costs a small failed attempt and never a verdict. Hints
 // come from numeric fingerprint matching (`graphguard infer-relations --hints-out FILE`,
 // runtime/infer_relations.h) but the symbolic core reads them without LibTorch.
 //

@@ -154,11 +154,12 @@ double CleanNodeCost(const LeafTable& leaves, const ENode& node) {
 }
 
 // Converts an extracted clean term into a RelExpr.
-std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const LeafTable& leaves) {
+std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const LeafTable& leaves,
+                                 bool* flattened = nullptr) {
   const TensorLanguage& lang = TensorLanguage::Get();
   const ENode& n = expr.nodes[index];
   auto num = [&](size_t i) { return expr.nodes[n.children[i]].payload; };
-  auto child = [&](size_t i) { return ToRelExpr(expr, n.children[i], leaves); };
+  auto child = [&](size_t i) { return ToRelExpr(expr, n.children[i], leaves, flattened); };
   auto children_from = [&](size_t first) -> std::optional<std::vector<RelExpr>> {
     std::vector<RelExpr> out;
     for (size_t i = first; i < n.children.size(); ++i) {
@@ -175,7 +176,20 @@ std::optional<RelExpr> ToRelExpr(const RecExpr& expr, uint32_t index, const Leaf
   if (n.op == lang.concat) {
     auto ch = children_from(1);
     if (!ch) return std::nullopt;
-    return RelExpr::Concat(num(0), std::move(*ch));
+    // A concat's children that are concats along the same dimension are spliced in (the
+    // lemma concat-flatten): a search stopped as soon as its goal held may not have flattened
+    // them yet, and the relation reported and passed on reads the same either way.
+    std::vector<RelExpr> flat;
+    for (RelExpr& c : *ch) {
+      const auto* inner = std::get_if<Concat>(&c.node().kind);
+      if (inner != nullptr && inner->dim == num(0)) {
+        flat.insert(flat.end(), inner->children.begin(), inner->children.end());
+        if (flattened != nullptr) *flattened = true;
+      } else {
+        flat.push_back(std::move(c));
+      }
+    }
+    return RelExpr::Concat(num(0), std::move(flat));
   }
   if (n.op == lang.slice) {
     auto c = child(0);
@@ -1020,9 +1034,12 @@ class Verifier {
         continue;
       }
       for (size_t t = 0; t < out.terms.size(); ++t) {
-        std::optional<RelExpr> rel = ToRelExpr(out.terms[t], out.terms[t].root(), local.leaves());
-        Remember(Relation{ref, *rel, "inferred"},
-                 InstantiateProof(out.proofs[t], local.egraph(), *solution));
+        bool flattened = false;
+        std::optional<RelExpr> rel =
+            ToRelExpr(out.terms[t], out.terms[t].root(), local.leaves(), &flattened);
+        std::vector<std::string> proof = InstantiateProof(out.proofs[t], local.egraph(), *solution);
+        if (flattened) proof.push_back("concat-flatten");
+        Remember(Relation{ref, *rel, "inferred"}, std::move(proof));
       }
     }
     RunReport report;

@@ -16,7 +16,9 @@
 // hinted ones; when that relates nothing, the operator is left without a relation (its consumers
 // read its S definition), with no search of the whole neighbourhood, unless the operator reads
 // both a related tensor and an unrelated one whose S definition that attempt carried in (the
-// proof then needs D operators off the paths): then the full search follows. Nothing is trusted: a
+// proof then needs D operators off the paths): then the full search follows. A flat hint (D
+// tensors, concats and sums of them) is that attempt's goal: the output proved equal to it, so
+// the relation passed on is the short hinted form. Nothing is trusted: a
 // relation kept is one the e-graph proves, and a guided run that does not end REFINES is run
 // again without hints, whose verdict is the one reported. So a wrong hint costs work, never a
 // verdict.

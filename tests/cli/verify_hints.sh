@@ -21,8 +21,9 @@ verify_case() {
   [[ $code -eq $want ]] || fail "verify $c --hints $hints: exit $code, want $want: $(cat "$TMP/out" "$TMP/err")"
 }
 
-# Right hints on a row-parallel linear: both operators related by the search towards them (t at
-# once: its S operator is a transpose of a related input, so its hint is not needed or proved).
+# Right hints on a row-parallel linear: both operators related by the search towards them, each
+# hint proved (t's is flat, so it is its search's goal: the transpose of the related input is
+# proved equal to the concat of D's transposes, not just taken as clean).
 cat >"$TMP/right.hints" <<'EOF'
 // hand-written
 t == concat(0, t@0, t@1)
@@ -31,13 +32,13 @@ y == y@1
 EOF
 verify_case matmul_rowpar "$TMP/right.hints" 0
 head -1 "$TMP/out" | grep -q '^REFINES: ' || fail "right hints: $(head -1 "$TMP/out")"
-grep -q 'hints .*3 from .*right.hints: 2 among the relations proved; 2 S operators related by the search towards them, 0 by the full search that followed a failed one, 0 left without a relation there$' "$TMP/out" ||
+grep -q 'hints .*3 from .*right.hints: 3 among the relations proved; 2 S operators related by the search towards them, 0 by the full search that followed a failed one, 0 left without a relation there$' "$TMP/out" ||
   fail "right hints: no hints line in the report: $(cat "$TMP/out")"
 python3 - "$TMP/report.json" <<'PY' || fail "right hints: JSON"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["inputs"]["hints"].endswith("right.hints"), r["inputs"]
-assert r["stats"]["hints"] == {"given": 3, "proved": 2, "related": 2, "full_related": 0,
+assert r["stats"]["hints"] == {"given": 3, "proved": 3, "related": 2, "full_related": 0,
                               "left_unrelated": 0, "rerun_without": False}, r["stats"]
 assert all(n["hint"] == "related" and n["attempts"] == 1 for n in r["nodes"]), r["nodes"]
 PY
