@@ -122,24 +122,27 @@ constexpr size_t kMaxHintTargetLeaves = 16;
 
 // A hint worth making a goal: a D tensor, or concats and sums of D tensors (at most
 // kMaxHintTargetLeaves). A hint with views in it (reshape, permute, slice) is no shorter for the
-// consumers than the clean member found first, and reaching it costs a deeper search.
+// consumers than the clean member found first, and reaching it costs a deeper search. *leaves
+// counts the D tensors seen so far.
+bool IsFlatHint(const RelExpr& expr, size_t* leaves) {
+  return std::visit(
+      [&](const auto& kind) {
+        using Kind = std::decay_t<decltype(kind)>;
+        if constexpr (std::is_same_v<Kind, DTensor>) {
+          return ++*leaves <= kMaxHintTargetLeaves;
+        } else if constexpr (std::is_same_v<Kind, Concat> || std::is_same_v<Kind, Sum>) {
+          return std::all_of(kind.children.begin(), kind.children.end(),
+                             [&](const RelExpr& c) { return IsFlatHint(c, leaves); });
+        } else {
+          return false;
+        }
+      },
+      expr.node().kind);
+}
+
 bool IsFlatHint(const RelExpr& expr) {
   size_t leaves = 0;
-  std::function<bool(const RelExpr&)> flat = [&](const RelExpr& e) {
-    return std::visit(
-        [&](const auto& kind) {
-          using Kind = std::decay_t<decltype(kind)>;
-          if constexpr (std::is_same_v<Kind, DTensor>) {
-            return ++leaves <= kMaxHintTargetLeaves;
-          } else if constexpr (std::is_same_v<Kind, Concat> || std::is_same_v<Kind, Sum>) {
-            return std::all_of(kind.children.begin(), kind.children.end(), flat);
-          } else {
-            return false;
-          }
-        },
-        e.node().kind);
-  };
-  return flat(expr);
+  return IsFlatHint(expr, &leaves);
 }
 
 // Cost of clean terms: one per relation op or D tensor; constants are free; anything else is
@@ -1107,18 +1110,7 @@ class Verifier {
     // saturated local e-graph, every search of it, to stderr, after the search's stop and
     // per-rule work (matches, applications, e-nodes added).
     if (p.dumping) {
-      std::string work = "stop: " + std::string(StopReasonName(report.stop)) +
-                         "; iterations: " + std::to_string(report.iterations) +
-                         "; e-nodes by iteration: " + std::to_string(report.start_nodes);
-      for (size_t n : report.nodes_per_iteration) work += " " + std::to_string(n);
-      work += "\n";
-      for (const RuleStats& r : report.rules) {
-        if (r.applied == 0) continue;
-        work += "  " + r.id + ": matches " + std::to_string(r.matches) + ", applied " +
-                std::to_string(r.applied) + ", added " + std::to_string(r.nodes_added) +
-                " e-nodes\n";
-      }
-      std::fprintf(stderr, "%s%s\n", work.c_str(), local.egraph().Dump().c_str());
+      std::fprintf(stderr, "%s%s\n", report.WorkText().c_str(), local.egraph().Dump().c_str());
     }
     solved.iterations = report.iterations;
     solved.egraph_nodes = local.egraph().NumNodes();

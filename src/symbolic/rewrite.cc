@@ -239,16 +239,39 @@ std::string_view StopReasonName(StopReason reason) {
   return "?";
 }
 
+namespace {
+
+// "  id: matches M, applied A, added N e-nodes" (the rule's work over the run).
+void AppendRuleWork(std::ostringstream& out, const RuleStats& r) {
+  out << "  " << r.id << ": matches " << r.matches << ", applied " << r.applied << ", added "
+      << r.nodes_added << " e-nodes";
+}
+
+}  // namespace
+
+std::string RunReport::WorkText() const {
+  std::ostringstream out;
+  out << "stop: " << StopReasonName(stop) << "; iterations: " << iterations
+      << "; e-nodes by iteration: " << start_nodes;
+  for (size_t n : nodes_per_iteration) out << " " << n;
+  out << "\n";
+  for (const RuleStats& r : rules) {
+    if (r.applied == 0) continue;
+    AppendRuleWork(out, r);
+    out << "\n";
+  }
+  return out.str();
+}
+
 std::string RunReport::ToString() const {
   std::ostringstream out;
   out << "stop: " << StopReasonName(stop) << "; iterations: " << iterations
       << "; nodes: " << nodes << "; classes: " << classes << "; seconds: " << seconds << "\n";
-  out << "nodes by iteration: " << start_nodes;
+  out << "e-nodes by iteration: " << start_nodes;
   for (size_t n : nodes_per_iteration) out << " " << n;
   out << "\n";
   for (const RuleStats& r : rules) {
-    out << "  " << r.id << ": matches " << r.matches << ", applied " << r.applied;
-    if (r.nodes_added) out << ", added " << r.nodes_added << " e-nodes";
+    AppendRuleWork(out, r);
     if (r.times_banned) out << ", banned " << r.times_banned << "x";
     out << "\n";
   }

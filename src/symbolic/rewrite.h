@@ -145,7 +145,10 @@ struct RunReport {
   size_t start_nodes = 0;                   // before the first iteration
   std::vector<size_t> nodes_per_iteration;  // after each iteration (for lemma authors)
   std::vector<RuleStats> rules;
-  std::string ToString() const;  // multi-line; per-rule lines in rule order
+  // The stop, the iterations, the e-nodes by iteration and each rule that applied (matches,
+  // applications, e-nodes added), with no times, so deterministic (what --dump-egraph prints).
+  std::string WorkText() const;
+  std::string ToString() const;  // multi-line, with counts and seconds; every rule, in rule order
 };
 
 class Runner {
