@@ -411,7 +411,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
       result.checks.push_back(c);
     }
   }
-  FingerprintMatcher matcher(d_prints);
+  FingerprintMatcher matcher(d_prints, options.match_all ? options.match : MatchOptions{});
   if (options.match_all) {
     for (const ir::TensorRef& ref : options.classify) {
       const TensorFingerprint* fp = s_prints.Find(0, ref);

@@ -38,8 +38,9 @@ struct CheckOptions {
   // from a numeric difference. Fingerprints of every tensor are computed only when non-empty.
   std::vector<ir::TensorRef> classify;
   // Also every holding fingerprint match of each classified tensor (CheckResult::matches): the
-  // candidates that guide `verify --guided`.
+  // candidates that guide `verify --guided`, held to `match`'s tolerances.
   bool match_all = false;
+  MatchOptions match;
   // Bytes of D tensors kept at once for the comparisons; more makes several passes (0: a quarter
   // of the machine's memory).
   uint64_t memory_budget = 0;

@@ -163,6 +163,13 @@ double Roundoff(ir::DType dtype) {
   }
 }
 
+// The tolerance of a comparison whose dtypes' larger unit roundoff is `u` (0: exact types).
+double Tolerance(const MatchOptions& options, double u) {
+  double tol = std::max(options.exact_tolerance,
+                        std::min(options.max_tolerance, options.tolerance_factor * u));
+  return u > 0.0 ? std::max(tol, options.float_floor) : tol;
+}
+
 }  // namespace
 
 const char* KindName(Candidate::Kind kind) {
@@ -344,10 +351,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
   }
   const ValueIndex& index = *index_;
   // The largest tolerance any D tensor can have against s.
-  const double tol = std::max(
-      options_.exact_tolerance,
-      std::min(options_.max_tolerance,
-               options_.tolerance_factor * std::max(Roundoff(s.dtype), index.max_roundoff)));
+  const double tol = Tolerance(options_, std::max(Roundoff(s.dtype), index.max_roundoff));
   NameFilter filter;
   const double a = s.whole.values[0];
   const double scale = std::sqrt(s.sum_squares());
@@ -394,9 +398,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
                                                    const NameFilter* filter) const {
   const int k = s.projections;
   auto tolerance = [&](const TensorFingerprint& d) {
-    double u = std::max(Roundoff(s.dtype), Roundoff(d.dtype));
-    return std::max(options_.exact_tolerance,
-                    std::min(options_.max_tolerance, options_.tolerance_factor * u));
+    return Tolerance(options_, std::max(Roundoff(s.dtype), Roundoff(d.dtype)));
   };
   auto leaf = [](const Entry& e) { return symbolic::RelExpr::Tensor(e.rank, e.ref, e.fp->name); };
   auto admits = [](const std::set<std::string>* names, const std::string& name) {

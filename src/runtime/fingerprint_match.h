@@ -25,7 +25,8 @@
 // A candidate holds when its error is at most the tolerance: tolerance_factor times the larger
 // unit roundoff of the two dtypes (bf16 2^-8, fp16 2^-11, fp32 2^-24, fp64 2^-53), capped at
 // max_tolerance, and at least exact_tolerance (integers and booleans compare exactly up to double
-// rounding).
+// rounding). With float_floor, a floating comparison's tolerance is at least that (searches
+// guided by the matches: a correct D differs from S by more than a few roundings a layer deep).
 #pragma once
 
 #include <map>
@@ -39,10 +40,17 @@
 
 namespace gg::runtime {
 
+// Floor of a floating tensor's tolerance where a wrong match costs only time (guided search,
+// relation inference): float32 values a layer deep differ between S and a correct D by up to 1e-4
+// per slice (reductions over 768-3072 terms; a backward's weight gradients 1e-5 at 64 terms,
+// beyond 64 u), while a wrong layout is off by 0.5 or more.
+constexpr double kLooseFloatFloor = 1e-3;
+
 struct MatchOptions {
   double tolerance_factor = 64.0;
   double max_tolerance = 0.05;
   double exact_tolerance = 1e-9;
+  double float_floor = 0.0;        // least tolerance of a floating comparison (kLooseFloatFloor)
   size_t max_candidates = 8;       // at most this many holding and this many failing candidates
 };
 

@@ -316,25 +316,62 @@ TEST(FingerprintMatch, IndexedMatchingKeepsEveryHoldingCandidate) {
   queries.push_back(t.S("huge", 1e300 * at::randn({8, 6}, at::kDouble)));
   t.D(1, "huge", 1e300 * at::randn({8, 6}, at::kDouble));
 
-  MatchOptions options;
-  options.max_candidates = 64;
-  FingerprintMatcher matcher(t.d, options);
-  size_t holding = 0;
-  for (ir::TensorRef ref : queries) {
-    const TensorFingerprint& fp = *t.s.Find(0, ref);
-    std::vector<std::string> full, indexed;
-    for (const Candidate& c : matcher.CandidatesFor(fp)) {
-      if (c.holds()) full.push_back(c.ToString());
+  for (double floor : {0.0, kLooseFloatFloor}) {  // both tolerance models
+    MatchOptions options;
+    options.max_candidates = 64;
+    options.float_floor = floor;
+    FingerprintMatcher matcher(t.d, options);
+    size_t holding = 0;
+    for (ir::TensorRef ref : queries) {
+      const TensorFingerprint& fp = *t.s.Find(0, ref);
+      std::vector<std::string> full, indexed;
+      for (const Candidate& c : matcher.CandidatesFor(fp)) {
+        if (c.holds()) full.push_back(c.ToString());
+      }
+      for (const Candidate& c : matcher.HoldingCandidatesFor(fp)) indexed.push_back(c.ToString());
+      EXPECT_EQ(full, indexed) << fp.name << " (float floor " << floor << ")";
+      holding += full.size();
+      for (const std::string& c : full) {
+        // An overflowing sum of squares is no scale to judge against (it once matched anything).
+        EXPECT_EQ(c.find("huge"), std::string::npos) << fp.name << ": " << c;
+      }
     }
-    for (const Candidate& c : matcher.HoldingCandidatesFor(fp)) indexed.push_back(c.ToString());
-    EXPECT_EQ(full, indexed) << fp.name;
-    holding += full.size();
-    for (const std::string& c : full) {
-      // An overflowing sum of squares is no scale to judge against (it once matched anything).
-      EXPECT_EQ(c.find("huge"), std::string::npos) << fp.name << ": " << c;
-    }
+    EXPECT_GE(holding, 12u * 5u) << "every layer's x has replicated, concat, sum and bf16 matches";
   }
-  EXPECT_GE(holding, 12u * 5u) << "every layer's x has replicated, concat, sum and bf16 matches";
+}
+
+// The float floor (guided search): a float32 concat 1e-5 off per slice (a backward's rounding,
+// beyond 64 u) holds with it and not without; an error of order one fails both ways; integers stay
+// exact.
+TEST(FingerprintMatch, FloatFloorAdmitsRoundingNotWrongLayouts) {
+  at::manual_seed(14);
+  Tables t(2);
+  at::Tensor x = at::randn({8, 6}, at::kFloat);
+  at::Tensor blurred = x + 1e-5 * at::randn({8, 6}, at::kFloat);
+  ir::TensorRef s = t.S("x", x);
+  t.D(0, "g", blurred.narrow(0, 0, 4).clone());
+  t.D(1, "g", blurred.narrow(0, 4, 4).clone());
+  t.D(0, "w", x.narrow(0, 0, 4).clone());        // the second half scaled twice (a wrong layout's
+  t.D(1, "w", (2 * x.narrow(0, 4, 4)).clone());  // kind of error: order one)
+  at::Tensor ids = at::randint(0, 100, {8, 6}, at::kLong);
+  ir::TensorRef s_ids = t.S("ids", ids);
+  t.D(0, "i", ids.narrow(0, 0, 4).clone());
+  t.D(1, "i", (ids.narrow(0, 4, 4) + 1).clone());  // off by one: never within a tolerance
+  auto holding = [&](double floor, ir::TensorRef ref) {
+    MatchOptions options;
+    options.float_floor = floor;
+    std::vector<std::string> out;
+    for (const Candidate& c :
+         FingerprintMatcher(t.d, options).HoldingCandidatesFor(*t.s.Find(0, ref))) {
+      out.push_back(c.ToString());
+    }
+    return ::testing::PrintToString(out);
+  };
+  EXPECT_EQ(holding(0.0, s), "{}");
+  EXPECT_NE(holding(kLooseFloatFloor, s).find("concat(0, g@0, g@1)"), std::string::npos)
+      << holding(kLooseFloatFloor, s);
+  EXPECT_EQ(holding(kLooseFloatFloor, s).find("w@"), std::string::npos);
+  EXPECT_EQ(holding(kLooseFloatFloor, s_ids), "{}");
 }
 
 }  // namespace
