@@ -208,18 +208,21 @@ struct FingerprintMatcher::NameFilter {
 namespace {
 
 // D's first projections sorted by value, for a conservative neighbour search: Near(a, scale, tol)
-// reports every item whose value v has |a - v| <= tol * max(scale, norm) (and possibly more),
-// where norm is the item's own scale (the square root of its sum of squares): the bound every
-// holding comparison satisfies on its first projection (SliceError). Items are grouped by the
-// binary exponent of their norm so that each group is probed with a window of its largest norm.
+// reports every item whose projections v_k all have |a_k - v_k| <= tol * max(scale, norm) (and
+// possibly more), where norm is the item's own scale (the square root of its sum of squares): the
+// bound every holding comparison satisfies on each projection (SliceError). The window is searched
+// on the first projection and the others are checked per item (with loose tolerances a window of
+// a deep model's slices holds many unrelated ones). Items are grouped by the binary exponent of
+// their norm so that each group is probed with a window of its largest norm.
 class ProjectionIndex {
  public:
-  void Add(double value, double norm, uint32_t id) {
+  // `values`: the item's k projections (they outlive the index), or its first one only.
+  void Add(const double* values, int k, double norm, uint32_t id) {
     // An infinite or NaN projection, or an overflowing scale, never holds (SliceError).
-    if (!std::isfinite(value) || !std::isfinite(norm)) return;
+    if (!std::isfinite(values[0]) || !std::isfinite(norm)) return;
     int exponent = kZero;
     if (norm > 0.0) std::frexp(norm, &exponent);  // norm < 2^exponent
-    groups_[exponent].push_back(Item{value, id});
+    groups_[exponent].push_back(Item{values[0], id, k > 1 ? values : nullptr});
   }
   void Sort() {
     for (auto& [exponent, items] : groups_) {
@@ -228,16 +231,23 @@ class ProjectionIndex {
       });
     }
   }
+  // `a`: S's k projections.
   template <class F>
-  void Near(double a, double scale, double tol, F&& report) const {
-    if (!std::isfinite(a)) return;
+  void Near(const double* a, int k, double scale, double tol, F&& report) const {
+    if (!std::isfinite(a[0])) return;
     for (const auto& [exponent, items] : groups_) {
       double bound = exponent == kZero ? 0.0 : std::ldexp(1.0, exponent);
       // A little wider than the bound: the exact comparison rounds differently.
       double window = tol * std::max(scale, bound) * (1.0 + 1e-6);
-      auto it = std::lower_bound(items.begin(), items.end(), a - window,
+      auto it = std::lower_bound(items.begin(), items.end(), a[0] - window,
                                  [](const Item& item, double v) { return item.value < v; });
-      for (; it != items.end() && it->value <= a + window; ++it) report(it->id);
+      for (; it != items.end() && it->value <= a[0] + window; ++it) {
+        bool near = true;
+        for (int j = 1; near && it->values != nullptr && j < k; ++j) {
+          near = !(std::fabs(a[j] - it->values[j]) > window);  // NaN: left to the comparison
+        }
+        if (near) report(it->id);
+      }
     }
   }
 
@@ -246,6 +256,7 @@ class ProjectionIndex {
   struct Item {
     double value;
     uint32_t id;
+    const double* values;  // all k projections, or null: the first one only
   };
   std::map<int, std::vector<Item>> groups_;
 };
@@ -302,12 +313,12 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
       const TensorFingerprint& fp = *entries_[i].fp;
       index.max_roundoff = std::max(index.max_roundoff, Roundoff(fp.dtype));
       auto id = static_cast<uint32_t>(i);
-      index.whole[fp.numel()].Add(fp.whole.values[0], std::sqrt(fp.sum_squares()), id);
+      index.whole[fp.numel()].Add(fp.whole.values.data(), k, std::sqrt(fp.sum_squares()), id);
       for (size_t dim = 0; dim < fp.shape.size(); ++dim) {
         ProjectionIndex& slices = index.slices[OpenDimKey(fp.shape, dim)];
         const SliceProjections& along = fp.along(static_cast<int64_t>(dim));
         for (int64_t j = 0; j < along.count; ++j) {
-          slices.Add(along.values[static_cast<size_t>(j * k)],
+          slices.Add(&along.values[static_cast<size_t>(j * k)], k,
                      std::sqrt(along.sum_squares[static_cast<size_t>(j)]), id);
         }
       }
@@ -331,7 +342,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
             first +=
                 slots[static_cast<size_t>(layout.Rank(0, m, world_))]->fp->along(dim).values[0];
           }
-          index.slices[key].Add(first, 0.0, id);
+          index.slices[key].Add(&first, 1, 0.0, id);
         }
       }
     }
@@ -341,7 +352,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
         double total = 0.0;
         for (const Entry* e : slots) total += e->fp->whole.values[0];
         // SumError judges against S's scale alone: no norm of its own.
-        index.sums[shape].Add(total, 0.0, static_cast<uint32_t>(index.sum_names.size()));
+        index.sums[shape].Add(&total, 1, 0.0, static_cast<uint32_t>(index.sum_names.size()));
         index.sum_names.push_back(&name);
       }
     }
@@ -353,16 +364,16 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
   // The largest tolerance any D tensor can have against s.
   const double tol = Tolerance(options_, std::max(Roundoff(s.dtype), index.max_roundoff));
   NameFilter filter;
-  const double a = s.whole.values[0];
+  const double* a = s.whole.values.data();
   const double scale = std::sqrt(s.sum_squares());
   if (auto it = index.whole.find(s.numel()); it != index.whole.end()) {
-    it->second.Near(a, scale, tol, [&](uint32_t id) {
+    it->second.Near(a, k, scale, tol, [&](uint32_t id) {
       const TensorFingerprint& fp = *entries_[id].fp;
       (fp.shape == s.shape ? filter.same_shape : filter.numel).insert(fp.name);
     });
   }
   if (auto it = index.sums.find(s.shape); it != index.sums.end()) {
-    it->second.Near(a, scale, tol,
+    it->second.Near(a, 1, scale, tol,
                     [&](uint32_t id) { filter.same_shape.insert(*index.sum_names[id]); });
   }
   for (size_t dim = 0; dim < s.shape.size(); ++dim) {
@@ -374,7 +385,7 @@ FingerprintMatcher::NameFilter FingerprintMatcher::NamesNear(const TensorFingerp
     double floor = kFloorFraction * MeanSliceSquares(sp);
     double slice_scale = std::sqrt(std::max(sp.sum_squares[0], floor));
     std::set<std::string>& names = filter.open_dim[dim];
-    it->second.Near(sp.values[0], slice_scale, tol,
+    it->second.Near(sp.values.data(), k, slice_scale, tol,
                     [&](uint32_t id) { names.insert(entries_[id].fp->name); });
   }
   return filter;
