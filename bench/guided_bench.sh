@@ -5,7 +5,8 @@
 # report carries the work per operator); "guided" is verify --guided (one CPU run of S and D, its fingerprint matches as
 # hints). Prints per case: verdicts, e-nodes summed over every attempt of every S operator,
 # saturation iterations, the inference seconds of the report (loading and the numeric run
-# excluded) and the wall seconds of the whole command (LibTorch start-up and the run included),
+# excluded), the guided run's numeric run (its report's hints.numeric_seconds) and the wall
+# seconds of the whole command (LibTorch start-up and the run included),
 # and whether the guided run had to search again without hints. Medians over GG_GUIDED_REPEAT.
 # Usage: bench/guided_bench.sh [BUILD_DIR (default build)] [OUT_DIR (default a temp dir)]
 set -euo pipefail
@@ -42,8 +43,8 @@ python3 - "$OUT" <<'PY'
 import glob, json, os, statistics, sys
 out = sys.argv[1]
 tags = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(f"{out}/*.plain.1.json")})
-print("| case | verdict plain / guided | e-nodes plain | e-nodes guided | ratio | iterations plain / guided | inference s plain / guided | wall s plain / guided | hints given / related / left | rerun |")
-print("|---|---|---:|---:|---:|---|---|---|---|---|")
+print("| case | verdict plain / guided | e-nodes plain | e-nodes guided | ratio | iterations plain / guided | inference s plain / guided | numeric run s | wall s plain / guided | hints given / related / left | rerun |")
+print("|---|---|---:|---:|---:|---|---|---:|---|---|---|")
 tot = {"plain": 0, "guided": 0}
 joint = {"plain": 0, "guided": 0}
 for tag in tags:
@@ -59,7 +60,9 @@ for tag in tags:
         row[mode] = dict(verdict=r["verdict"], nodes=nodes,
                          iters=sum(n["work_iterations"] for n in r["nodes"]),
                          secs=statistics.median(x["stats"]["seconds"] for x in runs),
-                         wall=statistics.median(walls), hints=h)
+                         wall=statistics.median(walls), hints=h,
+                         numeric=statistics.median(x["stats"].get("hints", {}).get("numeric_seconds", 0)
+                                                   for x in runs))
         tot[mode] += nodes
         if "_joint_" in tag:
             joint[mode] += nodes
@@ -67,7 +70,7 @@ for tag in tags:
     h = g["hints"]
     print(f"| {tag} | {p['verdict']} / {g['verdict']} | {p['nodes']} | {g['nodes']} | "
           f"{p['nodes'] / max(g['nodes'], 1):.2f} | {p['iters']} / {g['iters']} | "
-          f"{p['secs']:.3f} / {g['secs']:.3f} | {p['wall']:.2f} / {g['wall']:.2f} | "
+          f"{p['secs']:.3f} / {g['secs']:.3f} | {g['numeric']:.2f} | {p['wall']:.2f} / {g['wall']:.2f} | "
           f"{h.get('given', 0)} / {h.get('related', 0)} / {h.get('left_unrelated', 0)} | "
           f"{'yes' if h.get('rerun_without') else 'no'} |")
 print(f"\ntotal e-nodes: plain {tot['plain']}, guided {tot['guided']} "

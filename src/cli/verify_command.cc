@@ -288,7 +288,10 @@ VerifyRun RunVerification(const ParsedCommand& command,
           "'graphguard infer-relations --hints-out FILE' with '--hints FILE'");
     }
     uint64_t seed = static_cast<uint64_t>(NonNegativeInteger(command, "--seed", 0));
+    auto start = std::chrono::steady_clock::now();
     hints = GuidedHints(run, seed, MemoryBudget(command), &run.info.hints);
+    run.info.hints_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!hints.empty()) options.hints = &hints;
   }
   // Nothing to check would be a silent pass: refuse it.

@@ -393,7 +393,13 @@ std::string FormatVerifyText(const VerifyResult& result, const ir::Graph& s_grap
     }
     AppendRow(out, "unknown operators", list + " (opaque, typed from the files; S and D)");
   }
-  if (info.timing) AppendRow(out, "time", Seconds(result.seconds));
+  if (info.timing) {
+    AppendRow(out, "time",
+              Seconds(result.seconds) + (info.hints_seconds > 0
+                                             ? " (and " + Seconds(info.hints_seconds) +
+                                                   " before it: the numeric run of --guided)"
+                                             : ""));
+  }
   return out.str();
 }
 
@@ -490,6 +496,8 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
                       {"full_related", result.hints_full_related},
                       {"left_unrelated", result.hints_left_unrelated},
                       {"rerun_without", result.hints_rerun}};
+    if (info.timing && info.hints_seconds > 0)
+      stats["hints"]["numeric_seconds"] = info.hints_seconds;
     if (result.hints_rerun) {
       stats["hints"]["guided_summary"] = result.hints_guided_stop;
       stats["hints"]["guided_work_nodes"] = result.hints_guided_nodes;

@@ -29,6 +29,7 @@ struct VerifyRunInfo {
   std::vector<std::string> dist;  // --dist
   std::string relations;          // --relations
   std::string hints;              // --hints, empty when none (hints.h)
+  double hints_seconds = 0;       // --guided: the numeric run's wall time (before the search)
   int64_t max_nodes = 0;          // per local e-graph
   int64_t max_iterations = 0;
   int64_t timeout_ms = 0;

@@ -120,6 +120,7 @@ h = r["stats"]["hints"]
 assert r["verdict"] == "REFINES" and not h["rerun_without"], h
 assert h["related"] >= 150 and h["left_unrelated"] > 0, h
 assert r["inputs"]["hints"].startswith("a numeric run"), r["inputs"]
+assert "numeric_seconds" not in h, h  # --no-timing: no wall-clock values
 PY
 code=0
 "$GG" verify --seq "$GOALS/matmul_rowpar_missing_allreduce/seq.py" \
@@ -129,6 +130,9 @@ code=0
 [[ $code -eq 1 ]] || fail "guided missing all_reduce: exit $code, want 1: $(cat "$TMP/out" "$TMP/err")"
 grep -q 'that run did not end REFINES (.*), so the verdict is that of a search without hints' "$TMP/out" ||
   fail "guided missing all_reduce: $(cat "$TMP/out")"
+# With timing, the report says what the numeric run cost, apart from the search.
+grep -q '^  time  .* s (and [0-9.]* s before it: the numeric run of --guided)$' "$TMP/out" ||
+  fail "guided missing all_reduce: time row: $(cat "$TMP/out")"
 code=0
 "$GG" verify --seq "$GOALS/matmul_rowpar/seq.py" --dist "$GOALS/matmul_rowpar/dist" \
   --relations "$GOALS/matmul_rowpar/spec.rel" --guided --no-numeric >/dev/null 2>"$TMP/err" || code=$?
