@@ -563,6 +563,14 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
       depth.push_back(0);
     }
   }
+  // Nodes are in topological order: a tensor produced no later than every target of its rank
+  // has none among its producers' inputs, so it is not walked back (most related tensors are read
+  // by the targets' computation, not computed from them).
+  std::map<int32_t, ir::NodeId> first_target;  // per rank: the earliest target's producer
+  for (const DKey& t : targets_set) {
+    auto [it, fresh] = first_target.emplace(t.rank, t.ref.node);
+    if (!fresh) it->second = std::min(it->second, t.ref.node);
+  }
   for (size_t head = 0; head < queue.size() && inputs_of.size() < options_.max_d_nodes; ++head) {
     const DKey key = queue[head];
     if (targets_set.count(key) || depth[head] >= kMaxTargetDepthBack) continue;
@@ -573,6 +581,8 @@ void LocalGraph::RestrictToPathsTo(const std::vector<std::pair<TensorRef, RelExp
       allowed_->insert({key.rank, key.ref.node});
       continue;
     }
+    auto first = first_target.find(key.rank);
+    if (first == first_target.end() || key.ref.node <= first->second) continue;
     std::vector<DKey> ins;
     for (TensorRef in : d_index_.ReadInputs(key.rank, key.ref.node)) {
       DKey in_key = d_index_.Canonical(DKey{key.rank, in});
