@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "reference/kernel_defs.h"
 #include "runtime/op_kernels.h"
@@ -30,10 +31,56 @@ at::Tensor Signs(int64_t first, int64_t count, int projections, uint64_t seed) {
   return signs;
 }
 
+// Tensors up to this many elements are projected by a loop over their values: a model with a
+// small hidden size has tens of thousands of them, and the tensor operations below cost far more
+// in dispatch than in arithmetic there. Larger ones use them (BLAS).
+constexpr int64_t kLoopElements = int64_t{1} << 16;
+
+// Project's loop: values[j * k + q] = sum over (o, i) of x[o, j, i] * sign_q(o * inner + i).
+SliceProjections ProjectByLoop(const double* x, int64_t outer, int64_t dim, int64_t inner,
+                               int projections, uint64_t seed) {
+  SliceProjections result;
+  result.count = dim;
+  result.values.assign(static_cast<size_t>(dim * projections), 0.0);
+  result.sum_squares.assign(static_cast<size_t>(dim), 0.0);
+  std::vector<double> signs(static_cast<size_t>(inner * projections));
+  for (int64_t o = 0; o < outer; ++o) {
+    uint64_t group = ~uint64_t{0};
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      uint64_t p = static_cast<uint64_t>(o * inner + i);
+      if (p / kernels::kGroup != group) {
+        group = p / kernels::kGroup;
+        bits = kernels::Hash64(seed, group);
+      }
+      for (int q = 0; q < projections; ++q) {
+        bool negative = (bits >> ((p % kernels::kGroup) * 8 + static_cast<uint64_t>(q))) & 1u;
+        signs[static_cast<size_t>(i * projections + q)] = negative ? -1.0 : 1.0;
+      }
+    }
+    for (int64_t j = 0; j < dim; ++j) {
+      const double* row = x + (o * dim + j) * inner;
+      double* values = &result.values[static_cast<size_t>(j * projections)];
+      double squares = 0.0;
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = row[i];
+        squares += v * v;
+        const double* sign = &signs[static_cast<size_t>(i * projections)];
+        for (int q = 0; q < projections; ++q) values[q] += sign[q] * v;
+      }
+      result.sum_squares[static_cast<size_t>(j)] += squares;
+    }
+  }
+  return result;
+}
+
 // The slices of `x` (double, contiguous, viewed as [outer, dim, inner]). Positions are taken in
 // chunks of whole `outer` rows so the sign matrix stays small for any tensor.
 SliceProjections Project(const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                          int projections, uint64_t seed) {
+  if (x.numel() <= kLoopElements) {
+    return ProjectByLoop(x.data_ptr<double>(), outer, dim, inner, projections, seed);
+  }
   SliceProjections result;
   result.count = dim;
   at::Tensor view = x.reshape({outer, dim, inner});

@@ -51,6 +51,24 @@ TEST(Fingerprint, FollowsTheKernelDefinition) {
   EXPECT_NEAR(fp.sum_squares(), x.to(at::kDouble).square().sum().item<double>(), 1e-9);
 }
 
+// Large tensors are projected by tensor operations, small ones by a loop: both follow the
+// definition (a tensor just above the loop's size, checked on a few slices of each dimension).
+TEST(Fingerprint, LargeTensorsFollowTheKernelDefinitionToo) {
+  at::manual_seed(3);
+  at::Tensor x = at::randn({16, 65, 64}, at::kDouble);  // 66,560 elements
+  FingerprintOptions options;
+  TensorFingerprint fp = Fingerprint(x, options);
+  for (int64_t dim = 0; dim < 3; ++dim) {
+    for (int64_t j : {int64_t{0}, x.size(dim) - 1}) {
+      for (int k = 0; k < options.projections; ++k) {
+        EXPECT_NEAR(fp.dims[static_cast<size_t>(dim)].projection(j, k, options.projections),
+                    DirectProjection(x, dim, j, k, options.seed), 1e-9);
+      }
+    }
+  }
+  EXPECT_NEAR(fp.sum_squares(), x.square().sum().item<double>(), 1e-6);
+}
+
 TEST(Fingerprint, SlicesOfAConcatAreThePiecesSlices) {
   at::manual_seed(2);
   at::Tensor a = at::randn({4, 3, 6}), b = at::randn({4, 5, 6});
