@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -240,7 +241,8 @@ TEST_F(LemmaGoalTest, HeadSplitSurvivesReshapeAndSoftmax) {
 // Ring attention's merge of two key blocks (torch's _SDPAMerger) is attention over both blocks
 // when the masks are finite additive masks (masked_fill of zeros by a bool mask); with a D tensor
 // as a mask (it may hold -inf: a fully masked row's log-sum-exp is 0 and the merge would weigh
-// its output in) or a fill that overflows its dtype (-1e9 in f16 is -inf) nothing is merged.
+// its output in) or a fill that overflows its dtype (-1e9 in f16 is -inf) nothing is merged; a
+// D tensor marked finite (TensorLeaf::finite: LocalGraph found it to be such a fill) is merged.
 TEST_F(LemmaGoalTest, RingMergeOfTwoKeyBlocksNeedsFiniteMasks) {
   Leaf("q", {1, 2, 3, 4});
   Leaf("k1", {1, 2, 2, 4});
@@ -248,7 +250,14 @@ TEST_F(LemmaGoalTest, RingMergeOfTwoKeyBlocksNeedsFiniteMasks) {
   Leaf("k2", {1, 2, 3, 4});
   Leaf("v2", {1, 2, 3, 4});
   for (const char* name : {"a1", "b1"}) Leaf(name, {3, 2});
-  for (const char* name : {"a2", "b2", "m"}) Leaf(name, {3, 3});
+  for (const char* name : {"a2", "b2", "m", "marked"}) Leaf(name, {3, 3});
+  leaves_.MarkFinite(graph_.Nodes(names_["marked"])[0].payload);
+  EXPECT_TRUE(FiniteValued(graph_, names_["marked"]));
+  EXPECT_FALSE(FiniteValued(graph_, names_["m"]));
+  EXPECT_TRUE(FitsFinite(-10000.0, ir::DType::kFloat16));
+  EXPECT_FALSE(FitsFinite(-1e9, ir::DType::kFloat16));
+  EXPECT_FALSE(FitsFinite(-std::numeric_limits<double>::infinity(), ir::DType::kFloat32));
+  EXPECT_FALSE(FitsFinite(0.0, ir::DType::kInt64));
   auto op = [&](const char* name, std::vector<ClassId> children) {
     return graph_.Add(ENode{*lang_.ops().Find(name), 0, std::move(children)});
   };
@@ -279,9 +288,11 @@ TEST_F(LemmaGoalTest, RingMergeOfTwoKeyBlocksNeedsFiniteMasks) {
   auto [d, s] = merge(fill("a1", "b1", 2, f32, -10000.0), fill("a2", "b2", 3, f32, -10000.0));
   auto [d_leaf, s_leaf] = merge(fill("a1", "b1", 2, f32, -10000.0), names_["m"]);
   auto [d_f16, s_f16] = merge(fill("a1", "b1", 2, f16, -1e9), fill("a2", "b2", 3, f16, -1e9));
+  auto [d_marked, s_marked] = merge(fill("a1", "b1", 2, f32, -10000.0), names_["marked"]);
   Saturate();
   EXPECT_TRUE(Same(d, s));
   EXPECT_FALSE(Same(d_leaf, s_leaf));
+  EXPECT_TRUE(Same(d_marked, s_marked));
   EXPECT_FALSE(Same(d_f16, s_f16));
   EXPECT_FALSE((*analysis_)[s].conflict);
 }

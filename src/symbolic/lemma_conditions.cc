@@ -1814,11 +1814,33 @@ std::optional<ClassId> SdpaMaskGroupedHeads(EGraph& g, const Bindings& b) {
 
 // ---- online softmax: attention over key blocks (ring attention) ----------------------------
 
-// Whether every element of class c is finite, read from a node of the class: a finite number, a
-// constant (full v ...) of a v finite in c's dtype, masked_fill(x, m, f) of finite x and an f
-// finite in c's dtype, or a concat, slice, reshape, expand or permute of finite tensors (an
-// additive attention mask made from a bool mask, Megatron's masked_fill(zeros, m, -10000), and its
-// pieces). A D tensor or graph input is not known to be finite.
+}  // namespace
+
+bool FitsFinite(double v, ir::DType dtype) {
+  double max = 0.0;
+  switch (dtype) {
+    case ir::DType::kFloat16:
+      max = 65504.0;
+      break;
+    case ir::DType::kBFloat16:
+    case ir::DType::kFloat32:
+      max = 3.3e38;
+      break;
+    case ir::DType::kFloat64:
+      max = 1.7e308;
+      break;
+    default:
+      return false;
+  }
+  return std::isfinite(v) && std::fabs(v) <= max;
+}
+
+// Read from a node of the class: a finite number, a D tensor known finite from its definition
+// (TensorLeaf::finite: an additive mask), a constant (full v ...) of a v finite in c's dtype,
+// masked_fill(x, m, f) of finite x and an f finite in c's dtype, or a concat, slice, reshape,
+// expand or permute of finite tensors (an additive attention mask made from a bool mask,
+// Megatron's masked_fill(zeros, m, -10000), and its pieces). Any other D tensor or graph input is
+// not known to be finite.
 bool FiniteValued(const EGraph& g, ClassId c, int depth) {
   if (depth <= 0) return false;
   const TensorFacts& facts = FactsOf(g, c);
@@ -1827,6 +1849,7 @@ bool FiniteValued(const EGraph& g, ClassId c, int depth) {
   const TensorLanguage& L = Lang();
   static const OpId full = *L.ops().Find("full");
   static const OpId masked_fill = *L.ops().Find("masked_fill");
+  const TensorAnalysis* analysis = g.FindAnalysis<TensorAnalysis>();
   // a number written into this class's dtype stays finite (-1e9 into f16 is -inf)
   auto fits = [&](ClassId number) {
     const TensorFacts& f = FactsOf(g, number);
@@ -1834,25 +1857,12 @@ bool FiniteValued(const EGraph& g, ClassId c, int depth) {
     const double v = f.fconstant  ? *f.fconstant
                      : f.constant ? static_cast<double>(*f.constant)
                                   : std::nan("");
-    double max = 0.0;
-    switch (facts.type->dtype) {
-      case ir::DType::kFloat16:
-        max = 65504.0;
-        break;
-      case ir::DType::kBFloat16:
-      case ir::DType::kFloat32:
-        max = 3.3e38;
-        break;
-      case ir::DType::kFloat64:
-        max = 1.7e308;
-        break;
-      default:
-        return false;
-    }
-    return std::isfinite(v) && std::fabs(v) <= max;
+    return FitsFinite(v, facts.type->dtype);
   };
   for (const ENode& n : g.Nodes(c)) {
-    if (n.op == full && !n.children.empty()) {
+    if (n.op == L.tensor) {
+      if (analysis != nullptr && analysis->leaves().at(n.payload).finite) return true;
+    } else if (n.op == full && !n.children.empty()) {
       if (fits(n.children[0])) return true;
     } else if (n.op == masked_fill && n.children.size() == 3) {
       if (FiniteValued(g, n.children[0], depth - 1) && fits(n.children[2])) {
@@ -1870,6 +1880,8 @@ bool FiniteValued(const EGraph& g, ClassId c, int depth) {
   }
   return false;
 }
+
+namespace {
 
 // The attention key blocks (k_i, v_i, m_i) of one query: keys and values of one rank r >= 3
 // agreeing but for their key length (dim r-2, at least 1: an empty block's log-sum-exp is 0 in

@@ -18,6 +18,12 @@ namespace gg::symbolic {
 // TensorAnalysis attached (lemmas only run on tensor-language e-graphs).
 const TensorFacts& FactsOf(const EGraph& graph, ClassId id);
 
+// Whether every element of class c is known finite, read from its nodes up to `depth` deep (the
+// online-softmax merges need finite masks: a fully masked row's log-sum-exp is 0 in the kernel).
+bool FiniteValued(const EGraph& graph, ClassId c, int depth = 8);
+// Whether the number v written into a tensor of dtype stays finite (-1e9 into f16 is -inf).
+bool FitsFinite(double v, ir::DType dtype);
+
 // All named conditions / appliers the catalogue's rule files may use.
 const ConditionTable& LemmaConditions();
 const ApplierTable& LemmaAppliers();

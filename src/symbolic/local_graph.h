@@ -373,8 +373,10 @@ class LocalGraph {
   // structural producer (only relation ops: views, slices, splits) of a related D tensor is
   // added, and its inputs are related D tensors too (hop 0): its equalities are D's own.
   void AddStructuralProducer(int32_t rank, TensorRef ref);
-  // masked_fill(constant, m, v): an additive mask, added like a structural producer.
+  // masked_fill(constant, m, v): an additive mask, known finite where its constant and v are.
   bool IsConstantFill(int32_t rank, const ir::Node& node) const;
+  // Marks the leaf of `ref`, the output of such a fill, finite (TensorLeaf::finite) when it is.
+  void MarkFiniteFill(int32_t rank, TensorRef ref, const ir::Node& node);
 
   void AddD(int32_t rank, ir::NodeId id, int32_t input_hop);
 

@@ -44,6 +44,7 @@ void LocalProblemKey::AddLeaves(const LeafTable& leaves) {
     Add(static_cast<int64_t>(leaf.side));
     Add(leaf.rank);
     AddType(leaf.type);
+    Add(leaf.finite ? 1 : 0);
   }
 }
 

@@ -100,6 +100,10 @@ struct TensorLeaf {
   ir::TensorRef ref;
   ir::TensorType type;
   std::string name;  // FX name, for printing
+  // Every element known finite from D's own definition of the tensor (an additive mask,
+  // masked_fill of a finite constant with a finite number: LocalGraph::MarkFiniteFill), a fact
+  // the lemmas read (lemma_conditions.cc FiniteValued) without the definition's term.
+  bool finite = false;
 };
 
 class LeafTable {
@@ -107,6 +111,7 @@ class LeafTable {
   // Returns the id of the leaf, adding it if new (same side, rank and ref → same id).
   int64_t Intern(const TensorLeaf& leaf);
   const TensorLeaf& at(int64_t id) const { return leaves_.at(static_cast<size_t>(id)); }
+  void MarkFinite(int64_t id) { leaves_.at(static_cast<size_t>(id)).finite = true; }
   size_t size() const { return leaves_.size(); }
 
  private:

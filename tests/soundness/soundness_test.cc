@@ -115,6 +115,9 @@ std::vector<FuzzCase> Cases() {
   bug("dp_grad_reduce_tp_axis", "tp4", 8);
   // Ring attention: the online-softmax merge lemmas (a mutant that fails takes up to 20 s).
   bug("ring_merge_no_rescale", "tp2", 6);
+  // and at CP 4 (three merges of four key blocks), and inside a TP x CP layer (cp 2 x tp 2)
+  corpus("ring_cp_zigzag", "fwd", "tp4", 3);
+  corpus("ring_tp2_cp_zigzag", "fwd", "tp4", 3);
   corpus("megatron_gpt", "fwd", "tp2", 40);
   corpus("megatron_gpt_sp", "fwd", "tp2", 30);
   corpus("hf_llama", "fwd", "tp2", 25);

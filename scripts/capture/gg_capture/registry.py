@@ -209,10 +209,14 @@ _PROGRAMS["megatron_tp2_cp_zigzag"] = lambda: megatron_cp.MegatronTPCP(zigzag=Tr
 # Ring attention (models/ring_cp.py): the same layer shape (sequence 16, batch 2) with the CPU
 # flash kernel per key block merged by torch's _SDPAMerger lines, zig-zag split, CP 1/2/4.
 _PROGRAMS["ring_cp_zigzag"] = lambda: ring_cp.RingCP()
-CORPUS += ["megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag", "ring_cp_zigzag"]
+# and inside a tensor-parallel attention layer (heads over TP, the ring over CP; a cp x tp mesh)
+_PROGRAMS["ring_tp2_cp_zigzag"] = lambda: ring_cp.RingTPCP()
+CORPUS += ["megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag", "ring_cp_zigzag",
+           "ring_tp2_cp_zigzag"]
 # corpus models with fewer modes than make_corpus.py's fwd and joint (a layer without a loss)
 CORPUS_MODES = {m: ("fwd",) for m in ("megatron_cp_zigzag", "megatron_tp2_cp",
-                                      "megatron_tp2_cp_zigzag", "ring_cp_zigzag")}
+                                      "megatron_tp2_cp_zigzag", "ring_cp_zigzag",
+                                      "ring_tp2_cp_zigzag")}
 
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched

@@ -129,13 +129,7 @@ class CPLayer(torch.nn.Module):
                                         for c in chunks], 1)
         probs = F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
         ctx = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, n * d)
-        if not self.row_parallel:
-            return x + self.proj(ctx)
-        # row-parallel output projection: partial sums all-reduced over TP, then the bias
-        out = F.linear(ctx, self.proj.weight)
-        if self.tp.size > 1:
-            out = tpmod._all_reduce(out, self.tp)
-        return x + (out + self.proj.bias)
+        return residual_projection(x, ctx, self.proj, self.tp if self.row_parallel else None)
 
 
 class _Net(torch.nn.Module):
@@ -206,21 +200,14 @@ class MeshGroups:
         return self.world.size
 
 
-class MegatronTPCP(MegatronCP):
-    """TP x CP on one attention layer: heads split over the TP group, the sequence split over the
-    CP group (contiguous chunks, or zig-zag), keys and values all-gathered over CP (world = cp x tp
-    ranks, tp fastest; at world = tp, CP 1). The spec writes the hidden states as
-    `placements(shard(0), replicate)` or `placements(zigzag(0), replicate)` on the cp x tp mesh."""
-    plan = ("TP x CP: attention heads over TP (column-parallel q/k/v, row-parallel output), the "
-            "sequence over CP with keys/values all-gathered "
-            "(scripts/capture/gg_capture/models/megatron_cp.py)")
-    degrees = (2, 4)
+class TPxCPMesh:
+    """A cp x tp mesh for a context-parallel program (world = cp x tp ranks, tp fastest; at world
+    = tp, CP 1): the TP group splits the attention heads (column-parallel q/k/v, row-parallel
+    output projection), the CP group the sequence. The program's `_net(cp, tp)` builds the layer,
+    `sequence_splits()` names its sequence-split inputs; the spec writes them as
+    `placements(<split>, replicate)` on the mesh."""
 
-    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False):
-        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq)
-        self.name = name or f"megatron_tp{tp_size}_cp" + ("_zigzag" if zigzag else "")
-        self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
-                                              "over CP" if zigzag else "the sequence over CP")
+    def _init_mesh(self, tp_size):
         self.tp_size = tp_size
         self.config["tp"] = tp_size
         self._world = 1
@@ -237,7 +224,7 @@ class MegatronTPCP(MegatronCP):
     def build(self, tp):
         g = tp if isinstance(tp, MeshGroups) else MeshGroups(tp, tp, tpmod.TP(1, 0, tp.group))
         self._world = g.size
-        net = _Net(self.config, g.cp, self.bug, g.tp)
+        net = self._net(g.cp, g.tp)
         if g.tp.size > 1:
             mesh, rep = self._mesh(), ("replicate",)
             layer = net.layer
@@ -258,15 +245,51 @@ class MegatronTPCP(MegatronCP):
         return super().data(tp.cp if isinstance(tp, MeshGroups) else tp)
 
     def data_placement(self, name):
-        """Sequence-split tensors over the CP axis (the hidden states along dim 0, a contiguous
-        split's mask rows along dim 1), replicated over TP; the rest replicated."""
-        zigzag = self.config.get("zigzag")
-        split = {"hidden": ("zigzag" if zigzag else "shard", 0)}
-        if not zigzag:
-            split["attention_mask"] = ("shard", 1)
+        """Sequence-split tensors over the CP axis, replicated over TP; the rest replicated."""
+        split = self.sequence_splits()
         if self._world == 1 or name not in split:
             return ("replicate",)
         return ("mesh", self._mesh(), (split[name], ("replicate",)))
 
     def output_placements(self):
         return [self.data_placement("hidden")]
+
+
+class MegatronTPCP(TPxCPMesh, MegatronCP):
+    """TP x CP on one attention layer: heads split over the TP group, the sequence split over the
+    CP group (contiguous chunks, or zig-zag), keys and values all-gathered over CP (world = cp x tp
+    ranks, tp fastest; at world = tp, CP 1). The spec writes the hidden states as
+    `placements(shard(0), replicate)` or `placements(zigzag(0), replicate)` on the cp x tp mesh."""
+    plan = ("TP x CP: attention heads over TP (column-parallel q/k/v, row-parallel output), the "
+            "sequence over CP with keys/values all-gathered "
+            "(scripts/capture/gg_capture/models/megatron_cp.py)")
+    degrees = (2, 4)
+
+    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False):
+        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq)
+        self.name = name or f"megatron_tp{tp_size}_cp" + ("_zigzag" if zigzag else "")
+        self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
+                                              "over CP" if zigzag else "the sequence over CP")
+        self._init_mesh(tp_size)
+
+    def _net(self, cp, tp):
+        return _Net(self.config, cp, self.bug, tp)
+
+    def sequence_splits(self):
+        """The hidden states along dim 0 (zig-zag or contiguous); a contiguous split's mask rows
+        along dim 1 (the zig-zag one takes its rows of the replicated mask)."""
+        if self.config.get("zigzag"):
+            return {"hidden": ("zigzag", 0)}
+        return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}
+
+
+def residual_projection(x, ctx, proj, tp):
+    """x + the attention output ctx projected: by the whole `proj` (tp None), or row-parallel
+    over `tp` (Megatron-LM's RowParallelLinear: this rank's heads' partial sums all-reduced over
+    TP, then the bias)."""
+    if tp is None:
+        return x + proj(ctx)
+    out = F.linear(ctx, proj.weight)
+    if tp.size > 1:
+        out = tpmod._all_reduce(out, tp)
+    return x + (out + proj.bias)

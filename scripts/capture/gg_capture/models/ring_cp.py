@@ -35,7 +35,8 @@ import torch.nn.functional as F
 
 from .. import tp as tpmod
 from .base import Program, full
-from .megatron_cp import rotate_half, zigzag_chunks, zigzag_shard
+from .megatron_cp import (TPxCPMesh, residual_projection, rotate_half, zigzag_chunks,
+                          zigzag_shard)
 
 
 def _positions(position_ids, chunks, n):
@@ -66,21 +67,25 @@ class _MergerLikeSDPA:
 
 
 class RingLayer(torch.nn.Module):
-    def __init__(self, cfg, cp, bug=None):
+    def __init__(self, cfg, cp, bug=None, tp=None):
         super().__init__()
         h, self.heads, self.cp, self.bug = cfg["hidden"], cfg["heads"], cp, bug
-        d = h // self.heads
-        # replicated weights: context parallelism splits the tokens, not the parameters
+        # tensor parallelism over the heads (TP x CP), or none
+        self.row_parallel, self.tp = tp is not None, tp or tpmod.TP()
+        d, t = h // self.heads, self.tp.size
+        # context parallelism splits the tokens, not the parameters; tensor parallelism splits
+        # q/k/v by output rows (heads) and the output projection by input columns
         self.ln = torch.nn.LayerNorm(h)
-        self.q, self.k, self.v, self.proj = (torch.nn.Linear(h, h) for _ in range(4))
+        self.q, self.k, self.v = (torch.nn.Linear(h, h // t) for _ in range(3))
+        self.proj = torch.nn.Linear(h // t, h)
         for lin in (self.q, self.k, self.v, self.proj):
-            lin.weight.data, lin.bias.data = full(h, h), full(h)
+            lin.weight.data, lin.bias.data = full(*lin.weight.shape), full(lin.bias.shape[0])
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
 
     def forward(self, x, position_ids, attention_mask):
         s, b, h = x.shape  # this rank's 2 chunks of the sequence, [tokens, batch, hidden]
-        n, world, rank = self.heads, self.cp.size, self.cp.rank
-        d, half = h // n, s // 2
+        n, world, rank = self.heads // self.tp.size, self.cp.size, self.cp.rank  # n: local heads
+        d, half = h // self.heads, s // 2
         chunks = zigzag_chunks(rank, world, self.bug)
         pos = _positions(position_ids, chunks, half)
         freqs = pos.float()[:, None] * self.inv_freq[None, :]
@@ -108,14 +113,14 @@ class RingLayer(torch.nn.Module):
             out_b, lse_b = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                 q, kb, vb, attn_mask=mask, scale=1.0 / math.sqrt(d))
             merger.step(out_b, lse_b)
-        ctx = merger.out.permute(2, 0, 1, 3).reshape(s, b, h)
-        return x + self.proj(ctx)
+        ctx = merger.out.permute(2, 0, 1, 3).reshape(s, b, n * d)
+        return residual_projection(x, ctx, self.proj, self.tp if self.row_parallel else None)
 
 
 class _Net(torch.nn.Module):
-    def __init__(self, cfg, cp, bug):
+    def __init__(self, cfg, cp, bug, tp=None):
         super().__init__()
-        self.layer = RingLayer(cfg, cp, bug)
+        self.layer = RingLayer(cfg, cp, bug, tp)
 
     def forward(self, hidden, position_ids, attention_mask):
         return (self.layer(hidden, position_ids, attention_mask),)
@@ -152,3 +157,25 @@ class RingCP(Program):
 
     def output_placements(self):
         return [("zigzag", 0)]
+
+
+class RingTPCP(TPxCPMesh, RingCP):
+    """TP x CP with ring attention: the heads split over the TP group (column-parallel q/k/v,
+    row-parallel output projection all-reduced over TP), the sequence split zig-zag over the CP
+    group, each rank's ring over its CP group (its keys and values all-gathered over CP only);
+    ranks on a cp x tp mesh (tp fastest): at 2 ranks TP 2 alone, at 4 CP 2 x TP 2."""
+    plan = ("TP x CP: attention heads over TP (column-parallel q/k/v, row-parallel output), ring "
+            "attention over CP (lse merge of torch's _SDPAMerger), zig-zag sequence split "
+            "(scripts/capture/gg_capture/models/ring_cp.py)")
+    degrees = (2, 4)
+
+    def __init__(self, bug=None, name=None, tp_size=2, seq=8):
+        super().__init__(bug=bug, name=name or f"ring_tp{tp_size}_cp_zigzag", seq=seq)
+        self._init_mesh(tp_size)
+
+    def _net(self, cp, tp):
+        return _Net(self.config, cp, self.bug, tp)
+
+    def sequence_splits(self):
+        """The hidden states zig-zag along dim 0 (the causal mask is replicated)."""
+        return {"hidden": ("zigzag", 0)}
