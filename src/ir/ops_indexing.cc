@@ -25,7 +25,7 @@ std::vector<OpEntry> IndexingOps() {
       {"aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
        ScatterLike, traits::Exact() | traits::Fresh() | traits::Lower("scatter_value")},
       {"aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", ScatterLike,
-       traits::Fresh()},
+       traits::Fresh() | traits::Lower("scatter_add")},
       {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", IndexSelect,
        traits::Exact() | traits::Fresh() | traits::Lower("index_select")},
       // source's rows written at index's positions (an MoE combine putting the expert outputs

@@ -1504,6 +1504,52 @@ Outputs EmbeddingDenseBackward(const LowerContext& l) {
   return One(l.Op("embedding_bwd", {l.T("grad_output"), l.T("indices"), l.N(l.I("num_weights"))}));
 }
 
+// The 1-d ids [M] that `index` [M, H] repeats along its columns: expand(unsqueeze(ids, 1), [M or
+// -1, H]) (an MoE unpermute's row index broadcast over the hidden dim); nullopt otherwise.
+std::optional<ir::TensorRef> RowIdsExpandedOverColumns(const ir::Graph& graph,
+                                                       ir::TensorRef index) {
+  auto producer = [&](ir::TensorRef ref, const char* name) -> const ir::Node* {
+    const ir::Node& n = graph.node(ref.node);
+    if (n.kind != ir::NodeKind::kOperator || n.op.ns != "aten" || n.op.name != name) return nullptr;
+    std::vector<ir::TensorRef> ins = n.TensorInputs();
+    return ins.size() == 1 ? &n : nullptr;
+  };
+  const ir::Node* expand = producer(index, "expand");
+  if (expand == nullptr) return std::nullopt;
+  ir::TensorRef column = expand->TensorInputs()[0];
+  const ir::Shape& c = graph.type(column).shape;
+  if (c.size() != 2 || c[1] != ir::Dim(1)) return std::nullopt;
+  const ir::Node* unsqueeze = producer(column, "unsqueeze");
+  if (unsqueeze == nullptr) return std::nullopt;
+  ir::TensorRef ids = unsqueeze->TensorInputs()[0];
+  if (graph.type(ids).shape.size() != 1) return std::nullopt;
+  return ids;
+}
+
+// scatter_add(zeros [N, H], 0, expand(unsqueeze(ids, 1), [M, H]), src [M, H]): row k sums the
+// rows of src whose id is k, (embedding_bwd src ids N) (an MoE unpermute adding each token's
+// expert outputs back; what an embedding's weight gradient is). Domain: scatter_add raises on ids
+// outside [0, N), as embedding_bwd's lemmas assume. Other indices stay opaque.
+Outputs ScatterAdd(const LowerContext& l) {
+  const TensorType& self = l.InType("self");
+  const TensorType& src = l.InType("src");
+  if (self.shape.size() != 2 || l.Dim(l.I("dim")) != 0 || src.dtype != self.dtype ||
+      src.shape.size() != 2 || src.shape[1] != self.shape[1] || !self.shape[0].is_static()) {
+    throw NotCovered{};
+  }
+  const ir::Value& self_arg = l.Arg("self");
+  const ir::Value& index = l.Arg("index");
+  if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor()) || !index.is_tensor() ||
+      l.InType("index").shape != src.shape) {
+    throw NotCovered{};
+  }
+  std::optional<ir::TensorRef> ids = RowIdsExpandedOverColumns(l.graph(), index.as_tensor());
+  if (!ids) throw NotCovered{};
+  const ir::DType id_type = l.graph().type(*ids).dtype;
+  if (id_type != ir::DType::kInt64 && id_type != ir::DType::kInt32) throw NotCovered{};
+  return One(l.Op("embedding_bwd", {l.T("src"), l.TensorClass(*ids), l.N(self.shape[0].value())}));
+}
+
 Outputs Zeros(const LowerContext& l) { return FullOf(l, 0.0); }
 Outputs Ones(const LowerContext& l) { return FullOf(l, 1.0); }
 Outputs Full(const LowerContext& l) { return FullOf(l, l.F("fill_value")); }
@@ -1593,6 +1639,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"rotary_embedding", RotaryEmbedding},
       {"rsub", Rsub},
       {"safe_softmax", SafeSoftmax},
+      {"scatter_add", ScatterAdd},
       {"scatter_src", ScatterSrc},
       {"scatter_value", ScatterValue},
       {"sdpa", Sdpa},
