@@ -27,10 +27,18 @@ std::vector<OpEntry> ElementwiseOps() {
        traits::Fresh() | traits::Lower("div")},
       {"aten::div.Scalar(Tensor self, Scalar other) -> Tensor", BroadcastTrueDiv,
        traits::Fresh() | traits::Lower("div")},
+      // rounding_mode None: true division; 'floor' / 'trunc': the quotient rounded down / toward
+      // zero (floor_div / trunc_div; an MoE router's expert -> EP rank, expert // experts per rank)
       {"aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", DivMode,
-       traits::Fresh()},
-      // torch's `//` (torchtitan's MoE token dispatcher: sorted positions // top_k); opaque
-      {"aten::floor_divide(Tensor self, Tensor other) -> Tensor", Broadcast, traits::Fresh()},
+       traits::Fresh() | traits::Lower("div_mode")},
+      // torch's `//` (torchtitan's MoE token dispatcher: sorted positions // top_k): floor_div
+      {"aten::floor_divide(Tensor self, Tensor other) -> Tensor", Broadcast,
+       traits::Fresh() | traits::Lower("floor_divide")},
+      // Python's x % n, x - floor(x / n) * n: the sign of n (an MoE router's local expert id)
+      {"aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor", Broadcast,
+       traits::Fresh() | traits::Lower("remainder")},
+      {"aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor", Broadcast,
+       traits::Fresh() | traits::Lower("remainder")},
       {"aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", Broadcast,
        traits::Fresh() | traits::Lower("pow_scalar")},
       {"aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", Broadcast,

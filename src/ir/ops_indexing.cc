@@ -23,11 +23,15 @@ std::vector<OpEntry> IndexingOps() {
       {"aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", ScatterLike,
        traits::Exact() | traits::Fresh() | traits::Lower("scatter_src")},
       {"aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-       ScatterLike, traits::Exact() | traits::Fresh()},
+       ScatterLike, traits::Exact() | traits::Fresh() | traits::Lower("scatter_value")},
       {"aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", ScatterLike,
-       traits::Fresh()},
+       traits::Fresh() | traits::Lower("scatter_add")},
       {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", IndexSelect,
-       traits::Exact() | traits::Fresh()},
+       traits::Exact() | traits::Fresh() | traits::Lower("index_select")},
+      // source's rows written at index's positions (an MoE combine putting the expert outputs
+      // back in slot order, the permutation's inverse)
+      {"aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", IndexCopy,
+       traits::Exact() | traits::Fresh() | traits::Lower("index_copy")},
   };
 }
 

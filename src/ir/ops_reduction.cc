@@ -51,10 +51,13 @@ std::vector<OpEntry> ReductionOps() {
       {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
        "indices)",
        Sort, traits::Fresh()},
-      // argsort(stable=True) (torchtitan's MoE token dispatcher); opaque like sort
+      // argsort(stable=True) (an MoE token dispatcher's permutation): sort_values / sort_indices
+      // when stable is True, so equal keys keep their order (ties broken by position, the same on
+      // S and D). Without stable (and aten::sort above) the order of equal keys is the kernel's:
+      // opaque.
       {"aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
        "(Tensor values, Tensor indices)",
-       Sort, traits::Fresh()},
+       Sort, traits::Fresh() | traits::Lower("sort")},
       {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", Softmax,
        traits::SumsLastDim() | traits::Fresh() | traits::Lower("softmax")},
       {"aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", SafeSoftmax,

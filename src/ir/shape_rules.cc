@@ -1413,6 +1413,26 @@ Outputs IndexSelect(const ShapeContext& ctx) {
   return {t};
 }
 
+// index_copy(self, dim, index, source): self's type; source is self with index's length along dim.
+Outputs IndexCopy(const ShapeContext& ctx) {
+  const TensorType& self = ctx.TensorArg("self");
+  const TensorType& index = ctx.TensorArg("index");
+  const TensorType& source = ctx.TensorArg("source");
+  RequireIntegral(ctx, "index", index);
+  RequireSameDType(ctx, self, source);
+  if (index.shape.size() > 1) RuleError(ctx, "index must be 0-D or 1-D, got " + Str(index.shape));
+  if (self.shape.empty()) return {self};
+  int64_t d = NormalizeDim(ctx, IntArg(ctx, "dim"), static_cast<int64_t>(self.shape.size()));
+  Shape expected = self.shape;
+  expected[d] = index.shape.empty() ? Dim(1) : index.shape[0];
+  if (source.shape != expected) {
+    RuleError(ctx, "source " + Str(source.shape) + " must be " + Str(expected) + " (self " +
+                       Str(self.shape) + " with index's length along dim " + std::to_string(d) +
+                       ")");
+  }
+  return {self};
+}
+
 // ---- factories -------------------------------------------------------------------------------
 
 Outputs FromSize(const ShapeContext& ctx) {

@@ -164,6 +164,7 @@ Outputs EmbeddingDenseBackward(const ShapeContext& ctx);
 Outputs Gather(const ShapeContext& ctx);
 Outputs ScatterLike(const ShapeContext& ctx);  // scatter/scatter_add: self's type
 Outputs IndexSelect(const ShapeContext& ctx);
+Outputs IndexCopy(const ShapeContext& ctx);  // index_copy: self's type
 
 // Factories.
 Outputs FromSize(const ShapeContext& ctx);     // empty/zeros/ones/rand(size, *, dtype=f32)

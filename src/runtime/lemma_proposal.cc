@@ -103,6 +103,7 @@ class Builder {
       const auto* peers = index_.Peers(rank, ref.node);
       if (!peers || ref.output != 0 || !node.outputs[0].type) return DLeaf(rank, ref);
       std::vector<ClassId> member_inputs;
+      std::vector<const ir::Node*> member_nodes;
       size_t position = 0;
       for (size_t k = 0; k < peers->size(); ++k) {
         const auto& [pg, pid] = (*peers)[k];
@@ -110,9 +111,10 @@ class Builder {
         const auto& ins = index_.TensorInputs(pg, pid);
         if (ins.empty()) return DLeaf(rank, ref);
         member_inputs.push_back(Unfold(pg, ins[0], depth - 1));
+        member_nodes.push_back(&d_program_.rank(pg).node(pid));
       }
-      std::optional<ClassId> out =
-          symbolic::LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
+      std::optional<ClassId> out = symbolic::LowerCollective(egraph_, node, member_inputs, position,
+                                                             *node.outputs[0].type, member_nodes);
       return out ? egraph_.Find(*out) : DLeaf(rank, ref);
     }
     std::map<ir::TensorRef, ClassId> inputs;

@@ -118,6 +118,11 @@ class Evaluator {
       if (op == "eq") return at::eq(a, b);
       return at::ge(a, b);
     }
+    if (op == "floor_div" || op == "trunc_div" || op == "remainder") {
+      auto [a, b] = Pair(n);
+      if (op == "remainder") return at::remainder(a, b);
+      return at::div(a, b, op == "floor_div" ? "floor" : "trunc");
+    }
     if (op == "and" || op == "or") {
       auto [a, b] = Pair(n);
       return op == "and" ? at::logical_and(a, b) : at::logical_or(a, b);
@@ -133,6 +138,10 @@ class Evaluator {
     if (op == "max_dim") return std::get<0>(at::max(T(n, 0), I(n, 1), I(n, 2) != 0));
     if (op == "topk_values") return std::get<0>(at::topk(T(n, 0), I(n, 1), I(n, 2)));
     if (op == "topk_indices") return std::get<1>(at::topk(T(n, 0), I(n, 1), I(n, 2)));
+    if (op == "sort_values" || op == "sort_indices") {
+      auto sorted = at::sort(T(n, 0), /*stable=*/true, I(n, 1), I(n, 2) != 0);
+      return op == "sort_values" ? std::get<0>(sorted) : std::get<1>(sorted);
+    }
     if (op == "mean_dim") return at::mean(T(n, 0), {I(n, 1)}, I(n, 2) != 0);
     if (op == "sum_all") return at::sum(T(n, 0));
     if (op == "layernorm") {

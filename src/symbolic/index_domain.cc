@@ -352,6 +352,23 @@ IntRange IndexDomain::Compute(TensorRef ref, int depth) {
     if (n.lo && n.hi && *n.lo > 0) return {0, *n.hi - 1};
     return IntRange::Any();
   }
+  if (op == "floor_divide" || (op == "div" && overload == "Tensor_mode")) {
+    // x // n for a number n > 0 (floor) is monotone in x: [lo // n, hi // n]; trunc rounds
+    // toward zero, the same on non-negative x
+    const Value* mode = arg("rounding_mode");
+    const bool floor = op == "floor_divide" ||
+                       (mode != nullptr && mode->is_string() && mode->as_string() == "floor");
+    const bool trunc = mode != nullptr && mode->is_string() && mode->as_string() == "trunc";
+    IntRange x = operand("self"), n = operand("other");
+    if (!n.lo || n.lo != n.hi || *n.lo <= 0 || !(floor || (trunc && x.NonNegative()))) {
+      return IntRange::Any();
+    }
+    auto fdiv = [&](int64_t v) { return v / *n.lo - (v % *n.lo < 0 ? 1 : 0); };
+    IntRange out;
+    if (x.lo) out.lo = fdiv(*x.lo);
+    if (x.hi) out.hi = fdiv(*x.hi);
+    return out;
+  }
   if (op == "abs") {
     IntRange r = tensor_range("self");
     if (r.NonNegative()) return r;

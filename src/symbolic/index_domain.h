@@ -11,8 +11,9 @@
 //
 // The analysis is interval arithmetic over the producers of a tensor (inclusive bounds, either
 // side may be unbounded): constants, arange, the indices outputs of topk / sort / max.dim /
-// argmax, clamp, remainder, views and copies, + - * by numbers, and guarded values — a
-// masked_fill / index_put / where whose mask is a range test of the same tensor, as
+// argmax, clamp, remainder, floor division by a number, views and copies, + - * by numbers,
+// and guarded values — a masked_fill / index_put / where whose mask is a range test of the same
+// tensor, as
 // `(x - a).masked_fill((x < a) | (x >= b), 0)` (Megatron's and DTensor's vocabulary-parallel
 // masks): where the mask is false, a <= x < b. Integer graph inputs are taken as non-negative
 // (valid indices: token ids, positions, labels), a premise the report lists

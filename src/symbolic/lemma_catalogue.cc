@@ -392,6 +392,7 @@ struct VarSpec {
     kFlt,
     kTerm,  // `?m = (masked_fill (full ?z 9 ?ss...) ?b ?f)`: a term over earlier variables
     kRecip,
+    kNumber,  // `?n: number(v)`: the double v of a size expression (an integral number operand)
     kInt,
     kIntList,
     kRandomInt,
@@ -463,6 +464,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
       } else if (type.rfind("recip(", 0) == 0 && type.back() == ')') {
         spec.kind = VarSpec::Kind::kRecip;
         spec.value = Trim(type.substr(6, type.size() - 7));
+      } else if (type.rfind("number(", 0) == 0 && type.back() == ')') {
+        spec.kind = VarSpec::Kind::kNumber;
+        spec.value = Trim(type.substr(7, type.size() - 8));
       } else if (type.rfind("copies(?", 0) == 0 && type.back() == ')') {
         spec.kind = VarSpec::Kind::kCopies;
         spec.value = type.substr(8, type.size() - 9);
@@ -623,6 +627,9 @@ SelfTestCase RunLemmaSelfTest(const Lemma& lemma, size_t test_index, uint64_t se
         scalars[name] = graph.Add(lang.Flt(1.0 / static_cast<double>(v)));
         break;
       }
+      case VarSpec::Kind::kNumber:
+        scalars[name] = graph.Add(lang.Flt(static_cast<double>(draw.Eval(spec.value, -1))));
+        break;
       case VarSpec::Kind::kInt:
       case VarSpec::Kind::kRandomInt: {
         int64_t v = spec.kind == VarSpec::Kind::kInt

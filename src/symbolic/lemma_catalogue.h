@@ -11,6 +11,7 @@
 //   ?i: index(-v..v+2)[a] random indices in [-v, v+2) (an op defined past [0, v): its whole domain)
 //   ?f: flt               a random double (for `(flt ...)` operands such as scale factors)
 //   ?f: recip(W)          the double 1 / v of a size expression v (a share 1 / W of W ranks)
+//   ?n: number(c)         the double v of a size expression (an integral number operand, x // n)
 //   ?d = 1   ?ss = [a, b*c]   ?s in 0..a-1      integers, integer lists, a random integer
 //   W in 2..8             world-size range (default 1..8);  a in 2..3  size-symbol range (1..4)
 //   also (slice ?x 0 ?s ?e)   an extra term added to the e-graph (for lemmas looking at siblings)

@@ -148,10 +148,10 @@ class LemmaGoalTest : public ::testing::Test {
   LemmaGoalTest() : graph_(lang_.ops()) {
     analysis_ = &graph_.AddAnalysis(std::make_unique<TensorAnalysis>(leaves_));
   }
-  ClassId Leaf(const std::string& name, ir::Shape shape) {
+  ClassId Leaf(const std::string& name, ir::Shape shape, ir::DType dtype = ir::DType::kFloat32) {
     int32_t id = static_cast<int32_t>(leaves_.size());
-    TensorLeaf leaf{TensorLeaf::Side::kDist, 0, ir::TensorRef{id, 0},
-                    {ir::DType::kFloat32, std::move(shape)}, name};
+    TensorLeaf leaf{
+        TensorLeaf::Side::kDist, 0, ir::TensorRef{id, 0}, {dtype, std::move(shape)}, name};
     ClassId c = graph_.Add(lang_.Tensor(leaves_.Intern(leaf)));
     names_[name] = c;
     return c;
@@ -196,6 +196,37 @@ TEST_F(LemmaGoalTest, ColumnThenRowParallelMlpIsASumOverRanks) {
   ClassId d = Term("(sumr (mm (gelu (mm $x $w1a)) $w2a) (mm (gelu (mm $x $w1b)) $w2b))");
   Saturate();
   EXPECT_TRUE(Same(s, d));
+  EXPECT_FALSE((*analysis_)[s].conflict);
+}
+
+TEST_F(LemmaGoalTest, ExpertIdsRecombineWhateverTheExpertsPerRank) {
+  // An MoE router's slot key rank * local + slot, rank = e // local, slot = e % local: S with
+  // local = 4 over all tokens' expert ids, each of two EP ranks with local = 2 over its own.
+  // Both keys are the ids themselves, so S's is the concat of the ranks'.
+  auto op = [&](const char* name, std::vector<ClassId> children) {
+    return graph_.Add(ENode{*lang_.ops().Find(name), 0, std::move(children)});
+  };
+  auto key = [&](ClassId e, double local, bool interleaved = false) {
+    ClassId n = graph_.Add(lang_.Flt(local));
+    ClassId rank = op(interleaved ? "remainder" : "floor_div", {e, n});
+    ClassId slot = op(interleaved ? "floor_div" : "remainder", {e, n});
+    return op("add", {op("mul", {rank, n}), slot});
+  };
+  ClassId e0 = Leaf("e0", {16}, ir::DType::kInt64);
+  ClassId e1 = Leaf("e1", {16}, ir::DType::kInt64);
+  ClassId all = op("concat", {graph_.Add(lang_.Num(0)), e0, e1});
+  ClassId s = key(all, 4);
+  ClassId d = op("concat", {graph_.Add(lang_.Num(0)), key(e0, 2), key(e1, 2)});
+  // round-robin placement (ep_moe.py's interleaved_placement bug): rank e % n, slot e // n
+  ClassId round_robin = key(all, 2, /*interleaved=*/true);
+  // floats: (x // n) * n + x % n rounds, the lemma is for integers only
+  ClassId x = Leaf("x", {16});
+  ClassId float_key = key(x, 4);
+  Saturate();
+  EXPECT_TRUE(Same(s, d));
+  EXPECT_TRUE(Same(s, all));
+  EXPECT_FALSE(Same(round_robin, all));
+  EXPECT_FALSE(Same(float_key, x));
   EXPECT_FALSE((*analysis_)[s].conflict);
 }
 

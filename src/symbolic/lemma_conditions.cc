@@ -1488,6 +1488,16 @@ bool MaskSameShape(const EGraph& g, const Bindings& b) {
   return sx && sm && *sx == *sm;
 }
 
+// ?x is an integer tensor and ?n a nonzero integral number: x = floor_div(x, n) * n +
+// remainder(x, n) holds exactly there (in floating point the product and sum round).
+bool IntegerDivision(const EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  const ClassId n = b.Var("n");
+  const std::optional<double> v = NumberOf(g, n);
+  return x && !ir::IsFloatingPoint(x->dtype) && !ir::IsComplex(x->dtype) &&
+         x->dtype != ir::DType::kBool && v && !TypeOf(g, n) && *v != 0.0 && *v == std::floor(*v);
+}
+
 // ?z is the number 0 (so -z is z: negation commutes with a zero fill).
 bool ZeroFill(const EGraph& g, const Bindings& b) { return IsZeroNumber(g, b.Var("z")); }
 
@@ -2679,6 +2689,7 @@ ConditionTable BuildConditions() {
   t.Add("full-scales-x", FullScalesX);
   t.Add("mask-same-shape", MaskSameShape);
   t.Add("zero-fill", ZeroFill);
+  t.Add("integer-division", IntegerDivision);
   t.Add("adds-nothing", AddsNothing);
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);

@@ -789,6 +789,7 @@ void LocalGraph::AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
   } else if (kind != ir::CollectiveKind::kNone) {
     const auto* peers = d_index_.Peers(rank, id);
     std::vector<ClassId> member_inputs;
+    std::vector<const ir::Node*> member_nodes;
     size_t position = 0;
     for (size_t k = 0; peers && k < peers->size(); ++k) {
       const auto& [pg, pid] = (*peers)[k];
@@ -796,9 +797,11 @@ void LocalGraph::AddD(int32_t rank, ir::NodeId id, int32_t input_hop) {
       const std::vector<TensorRef>& ins = d_index_.TensorInputs(pg, pid);
       if (ins.empty()) return;
       member_inputs.push_back(DLeaf(pg, ins[0], HopOf(pg, ins[0])));
+      member_nodes.push_back(&d_program_.rank(pg).node(pid));
     }
     if (node.outputs[0].type) {
-      outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type);
+      outputs[0] = LowerCollective(egraph_, node, member_inputs, position, *node.outputs[0].type,
+                                   member_nodes);
     }
   } else {
     // Input-free producers (constants and their expands) are lowered too, whatever their hop:

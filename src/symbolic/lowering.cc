@@ -297,6 +297,25 @@ Outputs Div(const LowerContext& l) {
   return One(l.Op("div", {l.T("self"), l.T("other")}));
 }
 
+// div(x, y, rounding_mode): None is true division (div), 'floor' the quotient rounded down
+// (floor_div, Python's //), 'trunc' rounded toward zero (trunc_div), in the promoted dtype.
+Outputs DivMode(const LowerContext& l) {
+  if (l.IsNone("rounding_mode")) return Div(l);
+  const std::string& mode = l.Arg("rounding_mode").as_string();
+  if (mode != "floor" && mode != "trunc") throw NotCovered{};
+  return One(l.Op(mode == "floor" ? "floor_div" : "trunc_div", {l.T("self"), l.T("other")}));
+}
+
+// floor_divide(x, y) is x // y, rounded down (torch >= 1.13).
+Outputs FloorDivide(const LowerContext& l) {
+  return One(l.Op("floor_div", {l.T("self"), l.T("other")}));
+}
+
+// remainder(x, y): Python's x % y, x - floor(x / y) * y, with the sign of y.
+Outputs Remainder(const LowerContext& l) {
+  return One(l.Op("remainder", {l.T("self"), l.T("other")}));
+}
+
 // gelu_backward(g, x) with the exact (erf) gelu: g times gelu's derivative at x.
 Outputs GeluBackward(const LowerContext& l) {
   if (!l.IsNone("approximate") && l.Arg("approximate").as_string() != "none") throw NotCovered{};
@@ -571,6 +590,19 @@ Outputs Topk(const LowerContext& l) {
   return {l.Op("topk_values", {x, k, dim}), l.Op("topk_indices", {x, k, dim})};
 }
 
+// sort(x, stable=True, dim, descending): the sorted values and their positions, equal keys in
+// their order in x (a stable sort: ties broken by position, so it is one function of x and a D
+// that sorts equal keys sorts them alike). A sort without stable=True orders equal keys as its
+// kernel chooses: opaque.
+Outputs Sort(const LowerContext& l) {
+  if (l.IsNone("stable") || l.I("stable") == 0) throw NotCovered{};
+  if (l.InType("self").shape.empty()) throw NotCovered{};
+  ClassId x = l.T("self");
+  ClassId dim = l.N(l.Dim(l.I("dim")));
+  ClassId descending = l.N(l.I("descending"));
+  return {l.Op("sort_values", {x, dim, descending}), l.Op("sort_indices", {x, dim, descending})};
+}
+
 Outputs MaxDim(const LowerContext& l) {
   ClassId values = l.Op("max_dim", {l.T("self"), l.N(l.Dim(l.I("dim"))), l.N(l.I("keepdim"))});
   return {values, std::nullopt};  // indices stay opaque
@@ -583,6 +615,50 @@ Outputs Unsqueeze(const LowerContext& l) { return One(l.ReshapeTo(l.T("self"), 0
 Outputs Embedding(const LowerContext& l) {
   if (l.I("padding_idx") != -1) throw NotCovered{};
   return One(l.Op("embedding", {l.T("weight"), l.T("indices")}));
+}
+
+// index_select(x, 0, ids) with 1-d ids: the rows of x at ids, (embedding x ids) (an MoE
+// dispatcher's tokens in sorted order). Domain: index_select raises on ids outside [0, rows)
+// (negative ones too), so embedding's holds on any run. Other dims stay opaque.
+Outputs IndexSelect(const LowerContext& l) {
+  if (l.InType("self").shape.empty() || l.Dim(l.I("dim")) != 0) throw NotCovered{};
+  const TensorType& ids = l.InType("index");
+  if (ids.shape.size() != 1) throw NotCovered{};
+  if (ids.dtype != ir::DType::kInt64 && ids.dtype != ir::DType::kInt32) throw NotCovered{};
+  return One(l.Op("embedding", {l.T("self"), l.T("index")}));
+}
+
+// Whether `ref` holds a permutation of 0 .. n-1: the indices output of a sort of a 1-d tensor of
+// n entries, or of a topk of all n of them (each position once, in some order).
+bool IsPermutation(const ir::Graph& graph, ir::TensorRef ref, int64_t n) {
+  const ir::Node& producer = graph.node(ref.node);
+  if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten" || ref.output != 1 ||
+      (producer.op.name != "sort" && producer.op.name != "topk")) {
+    return false;
+  }
+  std::vector<ir::TensorRef> ins = producer.TensorInputs();
+  if (ins.size() != 1 || graph.type(ins[0]).shape != ir::Shape{ir::Dim(n)}) return false;
+  if (producer.op.name == "sort") return true;
+  const auto& a = producer.args;  // topk(self, k, ...)
+  return a.size() > 1 && a[1].is_int() && a[1].as_int() == n;
+}
+
+// index_copy(self, 0, ids, src) with ids a permutation of self's n rows (a sort's indices): every
+// row is written once, out[ids[i]] = src[i], so self is overwritten whole and out is src's rows
+// in the inverse order, (embedding src (sort_indices ids 0 0)) (an MoE combine putting expert
+// outputs back in slot order). Other ids (a row written twice or not at all) stay opaque.
+Outputs IndexCopy(const LowerContext& l) {
+  const TensorType& self = l.InType("self");
+  if (self.shape.empty() || l.Dim(l.I("dim")) != 0 || l.InType("source") != self) {
+    throw NotCovered{};
+  }
+  const ir::Value& ids = l.Arg("index");
+  if (!self.shape[0].is_static() || !ids.is_tensor() ||
+      !IsPermutation(l.graph(), ids.as_tensor(), self.shape[0].value())) {
+    throw NotCovered{};
+  }
+  ClassId inverse = l.Op("sort_indices", {l.T("index"), l.N(0), l.N(0)});
+  return One(l.Op("embedding", {l.T("source"), inverse}));
 }
 
 Outputs MaskedFill(const LowerContext& l) {
@@ -1119,6 +1195,10 @@ bool IsZeros(const ir::Graph& graph, ir::TensorRef ref) {
   if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten") return false;
   const std::string& name = producer.op.name;
   if (name == "zeros" || name == "zeros_like" || name == "new_zeros") return true;
+  if (name == "_to_copy" || name == "clone") {  // zeros converted or copied are zeros
+    std::vector<ir::TensorRef> ins = producer.TensorInputs();
+    return ins.size() == 1 && IsZeros(graph, ins[0]);
+  }
   if (name == "full" || name == "full_like") {  // fill_value is argument 1 of both
     return producer.args.size() > 1 && producer.args[1].is_number() &&
            producer.args[1].as_double() == 0.0;
@@ -1252,40 +1332,70 @@ bool IsTopkIndicesAlongLast(const ir::Graph& graph, ir::TensorRef ref, int64_t r
   return ir::WrapDim(dim, rank) == rank - 1;
 }
 
-// scatter(zeros, -1, ids, src) with ids the indices of a topk along that dim (a top-k MoE
-// router's gradient): the ids of a row are distinct, so the result is the sum of the rows'
-// one-hots scaled by src, sum_j onehot(ids[..., j], C) * src[..., j], i.e.
-// sum_dim(mul(onehot(ids, C), reshape(src, [..., k, 1])), -2) (linear in src, which a sum over
-// ranks of partial gradients needs). Other scatters (repeated ids: one write wins) stay opaque.
-// Domain: scatter raises on ids outside [0, C) (topk's are in range anyway), as onehot assumes;
-// exact for finite src only (0 * inf is NaN where scatter writes 0).
-Outputs ScatterSrc(const LowerContext& l) {
+// scatter(zeros, -1, ids, ...) with ids the indices of a topk along that last dim (C columns):
+// the ids of a row are distinct, so no position is written twice. Returns (onehot ids C dtype)
+// [..., k, C], what both scatters below sum over k; NotCovered for any other scatter (repeated
+// ids: one write wins). Domain: scatter raises on ids outside [0, C) (topk's are in range
+// anyway), as onehot assumes.
+ClassId TopkScatterOnehot(const LowerContext& l) {
   const TensorType& self = l.InType("self");
   const TensorType& ids = l.InType("index");
-  const TensorType& src = l.InType("src");
   const int64_t rank = static_cast<int64_t>(self.shape.size());
-  if (rank == 0 || l.Dim(l.I("dim")) != rank - 1) throw NotCovered{};
-  if (ids.shape != src.shape || ids.shape.size() != self.shape.size() || src.dtype != self.dtype) {
+  if (rank == 0 || l.Dim(l.I("dim")) != rank - 1 || ids.shape.size() != self.shape.size()) {
     throw NotCovered{};
   }
   if (ids.dtype != ir::DType::kInt64 && ids.dtype != ir::DType::kInt32) throw NotCovered{};
-  std::vector<ClassId> column{l.T("src")};
   for (int64_t i = 0; i < rank; ++i) {
     if (!self.shape[i].is_static() || !ids.shape[i].is_static()) throw NotCovered{};
     if (i < rank - 1 && self.shape[i] != ids.shape[i]) throw NotCovered{};
-    column.push_back(l.N(ids.shape[i].value()));
   }
-  column.push_back(l.N(1));
   const ir::Value& self_arg = l.Arg("self");
   const ir::Value& ids_arg = l.Arg("index");
   if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor())) throw NotCovered{};
   if (!ids_arg.is_tensor() || !IsTopkIndicesAlongLast(l.graph(), ids_arg.as_tensor(), rank)) {
     throw NotCovered{};
   }
-  ClassId onehot = l.Op("onehot", {l.T("index"), l.N(self.shape[rank - 1].value()),
-                                   l.N(static_cast<int64_t>(self.dtype))});
-  ClassId scaled = l.Op("mul", {onehot, l.Op("reshape", std::move(column))});
-  return One(l.Op("sum_dim", {scaled, l.N(rank - 1), l.N(0)}));
+  return l.Op("onehot", {l.T("index"), l.N(self.shape[rank - 1].value()),
+                         l.N(static_cast<int64_t>(self.dtype))});
+}
+
+// The sum over the k one-hots [..., k, C] of a topk scatter, in self's dtype (a sum of integers
+// is int64, as torch.sum's: cast back, exactly, since no position is written twice).
+ClassId SumOverK(const LowerContext& l, ClassId onehots) {
+  const TensorType& self = l.InType("self");
+  ClassId sum =
+      l.Op("sum_dim", {onehots, l.N(static_cast<int64_t>(self.shape.size()) - 1), l.N(0)});
+  if (ir::IsFloatingPoint(self.dtype) || self.dtype == ir::DType::kInt64) return sum;
+  return l.Op("cast", {sum, l.N(static_cast<int64_t>(self.dtype))});
+}
+
+// scatter(zeros, -1, ids, src), ids a topk's (a top-k MoE router's gradient): the sum of the
+// rows' one-hots scaled by src, sum_j onehot(ids[..., j], C) * src[..., j], i.e.
+// sum_dim(mul(onehot(ids, C), reshape(src, [..., k, 1])), -2) (linear in src, which a sum over
+// ranks of partial gradients needs). Exact for finite src only (0 * inf is NaN where scatter
+// writes 0).
+Outputs ScatterSrc(const LowerContext& l) {
+  const TensorType& src = l.InType("src");
+  if (src.shape != l.InType("index").shape || src.dtype != l.InType("self").dtype) {
+    throw NotCovered{};
+  }
+  ClassId onehot = TopkScatterOnehot(l);
+  std::vector<ClassId> column{l.T("src")};
+  for (const ir::Dim& d : src.shape) column.push_back(l.N(d.value()));
+  column.push_back(l.N(1));
+  return One(SumOverK(l, l.Op("mul", {onehot, l.Op("reshape", std::move(column))})));
+}
+
+// scatter(zeros, -1, ids, v), ids a topk's (megatron-core's MoE routing map: a multi-hot of each
+// token's top-k experts): v at the k chosen columns of a row, 0 elsewhere, v * sum_j
+// onehot(ids[..., j], C), i.e. mul(sum_dim(onehot(ids, C), -2), v) (no mul for v = 1). A
+// fractional v into an integer tensor (which scatter truncates) stays opaque.
+Outputs ScatterValue(const LowerContext& l) {
+  const TensorType& self = l.InType("self");
+  const double v = l.F("value");
+  if (!ir::IsFloatingPoint(self.dtype) && v != std::floor(v)) throw NotCovered{};
+  ClassId hot = SumOverK(l, TopkScatterOnehot(l));
+  return One(v == 1.0 ? hot : l.Op("mul", {hot, l.Fl(v)}));
 }
 
 Outputs IndexPut(const LowerContext& l) {
@@ -1394,6 +1504,52 @@ Outputs EmbeddingDenseBackward(const LowerContext& l) {
   return One(l.Op("embedding_bwd", {l.T("grad_output"), l.T("indices"), l.N(l.I("num_weights"))}));
 }
 
+// The 1-d ids [M] that `index` [M, H] repeats along its columns: expand(unsqueeze(ids, 1), [M or
+// -1, H]) (an MoE unpermute's row index broadcast over the hidden dim); nullopt otherwise.
+std::optional<ir::TensorRef> RowIdsExpandedOverColumns(const ir::Graph& graph,
+                                                       ir::TensorRef index) {
+  auto producer = [&](ir::TensorRef ref, const char* name) -> const ir::Node* {
+    const ir::Node& n = graph.node(ref.node);
+    if (n.kind != ir::NodeKind::kOperator || n.op.ns != "aten" || n.op.name != name) return nullptr;
+    std::vector<ir::TensorRef> ins = n.TensorInputs();
+    return ins.size() == 1 ? &n : nullptr;
+  };
+  const ir::Node* expand = producer(index, "expand");
+  if (expand == nullptr) return std::nullopt;
+  ir::TensorRef column = expand->TensorInputs()[0];
+  const ir::Shape& c = graph.type(column).shape;
+  if (c.size() != 2 || c[1] != ir::Dim(1)) return std::nullopt;
+  const ir::Node* unsqueeze = producer(column, "unsqueeze");
+  if (unsqueeze == nullptr) return std::nullopt;
+  ir::TensorRef ids = unsqueeze->TensorInputs()[0];
+  if (graph.type(ids).shape.size() != 1) return std::nullopt;
+  return ids;
+}
+
+// scatter_add(zeros [N, H], 0, expand(unsqueeze(ids, 1), [M, H]), src [M, H]): row k sums the
+// rows of src whose id is k, (embedding_bwd src ids N) (an MoE unpermute adding each token's
+// expert outputs back; what an embedding's weight gradient is). Domain: scatter_add raises on ids
+// outside [0, N), as embedding_bwd's lemmas assume. Other indices stay opaque.
+Outputs ScatterAdd(const LowerContext& l) {
+  const TensorType& self = l.InType("self");
+  const TensorType& src = l.InType("src");
+  if (self.shape.size() != 2 || l.Dim(l.I("dim")) != 0 || src.dtype != self.dtype ||
+      src.shape.size() != 2 || src.shape[1] != self.shape[1] || !self.shape[0].is_static()) {
+    throw NotCovered{};
+  }
+  const ir::Value& self_arg = l.Arg("self");
+  const ir::Value& index = l.Arg("index");
+  if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor()) || !index.is_tensor() ||
+      l.InType("index").shape != src.shape) {
+    throw NotCovered{};
+  }
+  std::optional<ir::TensorRef> ids = RowIdsExpandedOverColumns(l.graph(), index.as_tensor());
+  if (!ids) throw NotCovered{};
+  const ir::DType id_type = l.graph().type(*ids).dtype;
+  if (id_type != ir::DType::kInt64 && id_type != ir::DType::kInt32) throw NotCovered{};
+  return One(l.Op("embedding_bwd", {l.T("src"), l.TensorClass(*ids), l.N(self.shape[0].value())}));
+}
+
 Outputs Zeros(const LowerContext& l) { return FullOf(l, 0.0); }
 Outputs Ones(const LowerContext& l) { return FullOf(l, 1.0); }
 Outputs Full(const LowerContext& l) { return FullOf(l, l.F("fill_value")); }
@@ -1438,6 +1594,8 @@ const std::map<std::string, LowerFn>& Table() {
       {"conj_physical", ConjPhysical},
       {"copy", Copy},
       {"div", Div},
+      {"div_mode", DivMode},
+      {"floor_divide", FloorDivide},
       {"embedding", Embedding},
       {"embedding_dense_backward", EmbeddingDenseBackward},
       {"expand", Expand},
@@ -1449,7 +1607,9 @@ const std::map<std::string, LowerFn>& Table() {
       {"gt", Gt},
       {"identity", Identity},
       {"index", Index},
+      {"index_copy", IndexCopy},
       {"index_put", IndexPut},
+      {"index_select", IndexSelect},
       {"log_sigmoid_forward", LogSigmoidForward},
       {"log_softmax", LogSoftmax},
       {"log_softmax_backward_data", LogSoftmaxBackwardData},
@@ -1473,18 +1633,22 @@ const std::map<std::string, LowerFn>& Table() {
       {"ones", Ones},
       {"permute", Permute},
       {"pow_scalar", PowScalar},
+      {"remainder", Remainder},
       {"reshape", Reshape},
       {"rms_norm", RmsNorm},
       {"rotary_embedding", RotaryEmbedding},
       {"rsub", Rsub},
       {"safe_softmax", SafeSoftmax},
+      {"scatter_add", ScatterAdd},
       {"scatter_src", ScatterSrc},
+      {"scatter_value", ScatterValue},
       {"sdpa", Sdpa},
       {"silu_and_mul", SiluAndMul},
       {"silu_backward", SiluBackward},
       {"slice", Slice},
       {"slice_scatter", SliceScatter},
       {"softmax", Softmax},
+      {"sort", Sort},
       {"softmax_backward_data", SoftmaxBackwardData},
       {"split_equal", SplitEqual},
       {"split_with_sizes", SplitWithSizes},
@@ -1657,9 +1821,60 @@ bool IsRelationOnly(const EGraph& egraph, const LoweredNode& lowered,
   return true;
 }
 
+namespace {
+
+// The split sizes of an all_to_all_single argument when they are literals; nullopt for None.
+std::optional<std::vector<int64_t>> SplitSizes(const ir::Node& node, const char* name) {
+  const ir::OpInfo* info = ir::OpRegistry::Default().Find(node.op);
+  ir::BoundArgs args(info->schema, node);
+  const ir::Value& v = args[name];
+  if (!v.is_int_list()) return std::nullopt;
+  return v.as_int_list();
+}
+
+// all_to_all_single with uneven literal split sizes: member g cuts its input into row chunks of
+// its own input_split_sizes, chunk j to member j, so member p receives, in member order, rows
+// [sum(in_g[:p]), sum(in_g[:p+1])) of every member g's input. Every member's input sizes must be
+// literals and agree with p's output sizes and output rows, else nullopt.
+std::optional<ClassId> AllToAllUneven(EGraph& egraph, const std::vector<ClassId>& member_inputs,
+                                      const std::vector<const ir::Node*>& member_nodes,
+                                      size_t position, const ir::TensorType& out_type) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  const size_t n = member_inputs.size();
+  if (member_nodes.size() != n || out_type.shape.empty() || !out_type.shape[0].is_static()) {
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> received =
+      SplitSizes(*member_nodes[position], "output_split_sizes");
+  if (received && received->size() != n) return std::nullopt;
+  std::vector<ClassId> children{egraph.Add(lang.Num(0))};
+  int64_t rows = 0;
+  for (size_t g = 0; g < n; ++g) {
+    std::optional<std::vector<int64_t>> sent = SplitSizes(*member_nodes[g], "input_split_sizes");
+    if (!sent || sent->size() != n) return std::nullopt;
+    int64_t start = 0;
+    for (size_t j = 0; j < position; ++j) start += (*sent)[j];
+    const int64_t size = (*sent)[position];
+    if (size < 0 || (received && (*received)[g] != size)) return std::nullopt;
+    rows += size;
+    if (size == 0) continue;
+    children.push_back(
+        egraph.Add(ENode{lang.slice,
+                         0,
+                         {member_inputs[g], egraph.Add(lang.Num(0)), egraph.Add(lang.Num(start)),
+                          egraph.Add(lang.Num(start + size))}}));
+  }
+  if (rows != out_type.shape[0].value() || children.size() < 2) return std::nullopt;
+  if (children.size() == 2) return children[1];
+  return egraph.Add(ENode{lang.concat, 0, std::move(children)});
+}
+
+}  // namespace
+
 std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
                                        const std::vector<ClassId>& member_inputs, size_t position,
-                                       const ir::TensorType& out_type) {
+                                       const ir::TensorType& out_type,
+                                       const std::vector<const ir::Node*>& member_nodes) {
   const TensorLanguage& lang = TensorLanguage::Get();
   const ir::OpInfo* info =
       node.kind == ir::NodeKind::kOperator ? ir::OpRegistry::Default().Find(node.op) : nullptr;
@@ -1711,20 +1926,24 @@ std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
       return member_inputs[src];
     }
     case ir::CollectiveKind::kAllToAll: {
-      // Equal splits only: member g's input is cut into n row chunks, chunk j goes to member j,
-      // so this member receives concat(0, chunk_position(input_g) for every g).
+      // Equal splits: member g's input is cut into n row chunks, chunk j goes to member j, so
+      // this member receives concat(0, chunk_position(input_g) for every g). Uneven literal
+      // splits need every member's input sizes (member_nodes): AllToAllUneven.
       int64_t n = static_cast<int64_t>(member_inputs.size());
       if (n == 1) return member_inputs[0];
       if (out_type.shape.empty() || !out_type.shape[0].is_static()) return std::nullopt;
       int64_t rows = out_type.shape[0].value();
-      if (rows % n != 0) return std::nullopt;
+      auto uneven = [&]() {
+        return AllToAllUneven(egraph, member_inputs, member_nodes, position, out_type);
+      };
+      if (rows % n != 0) return uneven();
       int64_t chunk = rows / n;
       for (const char* splits : {"output_split_sizes", "input_split_sizes"}) {
         const ir::Value& v = args[splits];
         if (v.is_none()) continue;
         if (!v.is_int_list()) return std::nullopt;
         for (int64_t size : v.as_int_list()) {
-          if (size != chunk) return std::nullopt;
+          if (size != chunk) return uneven();
         }
       }
       int64_t start = chunk * static_cast<int64_t>(position);

@@ -78,10 +78,13 @@ bool LowersToRelationOps(const ir::Graph& graph, ir::NodeId node_id,
 // member order) and the position of the calling rank among the members: all-reduce to a
 // reduction over ranks (sumr, maxr, minr; avg scales the sum), all-gather to a concat,
 // reduce-scatter to this member's slice of the sum, broadcast to the source's input, all-to-all
-// (equal splits only) to the concat of this member's chunk of every input. nullopt when the call
-// cannot be said in the tensor language (another reduction, uneven splits, dynamic sizes).
+// to the concat of this member's chunk of every input (uneven literal split sizes given every
+// member's call, `member_nodes` in member order: each member's own input_split_sizes say where
+// its chunks start). nullopt when the call cannot be said in the tensor language (another
+// reduction, uneven splits without the members' calls or disagreeing, dynamic sizes).
 std::optional<ClassId> LowerCollective(EGraph& egraph, const ir::Node& node,
                                        const std::vector<ClassId>& member_inputs, size_t position,
-                                       const ir::TensorType& out_type);
+                                       const ir::TensorType& out_type,
+                                       const std::vector<const ir::Node*>& member_nodes = {});
 
 }  // namespace gg::symbolic

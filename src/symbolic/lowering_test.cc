@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "frontend/fx_reader.h"
@@ -350,8 +351,61 @@ TEST(LoweringTest, CollectivesLowerOverTheMembersInputs) {
     EXPECT_EQ(num(chunk->children[2]), 2);
     EXPECT_EQ(num(chunk->children[3]), 4);
   }
-  // uneven splits are not said in the tensor language: the call stays unlowered
+  // uneven splits without the other members' calls (where their chunks start): unlowered
   EXPECT_FALSE(lower("uneven"));
+}
+
+// Three members' calls of one uneven all_to_all_single (an MoE dispatch): each member cuts its
+// own input by its input_split_sizes; member 1 receives rows [1, 3) of member 0's input, none of
+// its own and rows [2, 4) of member 2's.
+constexpr char kUnevenAllToAll[] = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[6, 2]"):
+        m0: "f32[6, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [1, 3, 2], [1, 2, 3], '0')
+        m1: "f32[4, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [2, 0, 2], [3, 0, 3], '0')
+        m2: "f32[8, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [3, 3, 2], [2, 2, 2], '0')
+        disagrees: "f32[4, 2]" = torch.ops._c10d_functional.all_to_all_single.default(x, [1, 0, 3], [3, 0, 3], '0')
+        return (m0, m1, m2, disagrees)
+)";
+
+TEST(LoweringTest, UnevenAllToAllCutsEachMembersInputByItsOwnSplits) {
+  const TensorLanguage& lang = TensorLanguage::Get();
+  ir::Graph g = frontend::ParseFx(kUnevenAllToAll, "uneven_a2a.py");
+  EGraph egraph(lang.ops());
+  std::vector<ClassId> inputs;
+  for (int64_t leaf = 0; leaf < 3; ++leaf) inputs.push_back(egraph.Add(lang.Tensor(leaf)));
+  auto node = [&](const std::string& name) -> const ir::Node& {
+    return g.node(g.Find(name)->node);
+  };
+  auto num = [&](ClassId cls) { return egraph.Nodes(cls)[0].payload; };
+  const std::vector<const ir::Node*> members{&node("m0"), &node("m1"), &node("m2")};
+
+  std::optional<ClassId> m1 =
+      LowerCollective(egraph, node("m1"), inputs, 1, *node("m1").outputs[0].type, members);
+  ASSERT_TRUE(m1);
+  const ENode* chunks = NodeWithOp(egraph, *m1, lang.concat);
+  ASSERT_NE(chunks, nullptr);
+  ASSERT_EQ(chunks->children.size(), 3u);  // the dim, member 0's chunk, member 2's chunk
+  const std::vector<std::tuple<size_t, int64_t, int64_t>> want{{0, 1, 3}, {2, 2, 4}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto& [member, start, end] = want[i];
+    const ENode* chunk = NodeWithOp(egraph, chunks->children[i + 1], lang.slice);
+    ASSERT_NE(chunk, nullptr);
+    EXPECT_EQ(egraph.Find(chunk->children[0]), egraph.Find(inputs[member]));
+    EXPECT_EQ(num(chunk->children[2]), start);
+    EXPECT_EQ(num(chunk->children[3]), end);
+  }
+  // member 0 receives 1 row of its own, 3 of member 1's (rows [0, 3)), 2 of member 2's
+  std::optional<ClassId> m0 =
+      LowerCollective(egraph, node("m0"), inputs, 0, *node("m0").outputs[0].type, members);
+  ASSERT_TRUE(m0);
+  const ENode* first = NodeWithOp(egraph, *m0, lang.concat);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->children.size(), 4u);
+
+  // a call whose output sizes disagree with what the members send: not lowered
+  const std::vector<const ir::Node*> disagreeing{&node("m0"), &node("disagrees"), &node("m2")};
+  EXPECT_FALSE(LowerCollective(egraph, node("disagrees"), inputs, 1,
+                               *node("disagrees").outputs[0].type, disagreeing));
 }
 
 }  // namespace

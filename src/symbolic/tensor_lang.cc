@@ -39,6 +39,11 @@ const std::vector<TensorOpInfo> kOwnOps = {
     {"sub", 2, false, TensorRule::kBroadcast},
     {"mul", 2, false, TensorRule::kBroadcast},
     {"div", 2, false, TensorRule::kBroadcast},
+    // x / y rounded down (Python's //) and toward zero, in the promoted dtype (integers stay
+    // integers); remainder is Python's x % y, x - floor_div(x, y) * y, with the sign of y.
+    {"floor_div", 2, false, TensorRule::kBroadcast},
+    {"trunc_div", 2, false, TensorRule::kBroadcast},
+    {"remainder", 2, false, TensorRule::kBroadcast},
     {"lt", 2, false, TensorRule::kCompare},
     {"ge", 2, false, TensorRule::kCompare},
     {"eq", 2, false, TensorRule::kCompare},
@@ -83,6 +88,11 @@ const std::vector<TensorOpInfo> kOwnOps = {
     // same kernel on the same values), so it commutes with concat and slice along another dim.
     {"topk_values", 3, false, TensorRule::kTopk},   // (topk_values x (num k) dim)
     {"topk_indices", 3, false, TensorRule::kTopk},  // (topk_indices x (num k) dim)
+    // x sorted along dim (ascending, or descending for 1) and the positions the sorted entries
+    // come from, equal entries in their order in x (aten::sort with stable=True): a function of
+    // each line along dim alone, so it commutes with concat and slice along another dim.
+    {"sort_values", 3, false, TensorRule::kSort},   // (sort_values x dim (num descending))
+    {"sort_indices", 3, false, TensorRule::kSort},  // (sort_indices x dim (num descending))
     // A constant tensor (zeros, ones_like, full); the dtype is ir::DType's enumerator value and v
     // a number class (flt, or num in self-tests). Not a relation op: a relation names D tensors
     // only, so S's constants are lowered where they are read (inference treats their producers
@@ -529,6 +539,11 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       auto dim = dim_of(1, out.shape.size());
       auto keepdim = int_of(2);
       if (!dim || !keepdim || out.shape.empty()) return fail("bad reduction dim");
+      // as torch.sum: bools and integers sum to int64 (tokens per expert of a routing map)
+      if (std::string_view(info.name) == "sum_dim" && !ir::IsFloatingPoint(out.dtype) &&
+          !ir::IsComplex(out.dtype)) {
+        out.dtype = DType::kInt64;
+      }
       if (*keepdim) {
         out.shape[*dim] = ir::Dim(1);
       } else {
@@ -563,6 +578,17 @@ std::optional<TensorType> TensorAnalysis::InferType(const ENode& node, std::stri
       }
       out.shape[*dim] = ir::Dim(*k);
       if (std::string_view(info.name) == "topk_indices") out.dtype = DType::kInt64;
+      return out;
+    }
+    case TensorRule::kSort: {
+      if (!type_of(0)) return fail("operand is not a tensor");
+      TensorType out = *type_of(0);
+      auto descending = int_of(2);
+      if (out.shape.empty() || !dim_of(1, out.shape.size()) || !descending ||
+          (*descending != 0 && *descending != 1)) {
+        return fail("bad sort dim or direction");
+      }
+      if (std::string_view(info.name) == "sort_indices") out.dtype = DType::kInt64;
       return out;
     }
     case TensorRule::kPick: {

@@ -60,6 +60,8 @@ enum class TensorRule : uint8_t {
                    // the scores [B..., Hq, L, S]; sdpa_lse(_mask) -> [B..., Hq, L]
   kTopk,           // (topk_values x (num k) dim), (topk_indices x (num k) dim): x's shape with
                    // dim's extent k; the values of x's dtype, the indices int64
+  kSort,           // (sort_values x dim (num descending)), (sort_indices ...): x's shape; the
+                   // values of x's dtype, the indices int64
   kRegistry,       // an op mirroring a registry operator: that entry's shape rule
 };
 
