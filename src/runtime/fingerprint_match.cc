@@ -496,6 +496,25 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
     for (Candidate& c : identical) found.push_back(std::move(c));
   }
 
+  // Whether two of S's slices along dim are within tolerance of each other (neighbours by first
+  // projection compared; computed once per dimension).
+  std::map<size_t, bool> repeated;
+  auto repeated_slices = [&](size_t dim) {
+    auto [it, fresh] = repeated.emplace(dim, false);
+    if (!fresh) return it->second;
+    const SliceProjections& sp = s.dims[dim];
+    const double floor = kFloorFraction * MeanSliceSquares(sp);
+    const double tol = Tolerance(options_, Roundoff(s.dtype));
+    std::vector<int64_t> order(static_cast<size_t>(sp.count));
+    for (int64_t j = 0; j < sp.count; ++j) order[static_cast<size_t>(j)] = j;
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return sp.values[static_cast<size_t>(a * k)] < sp.values[static_cast<size_t>(b * k)];
+    });
+    for (size_t i = 1; i < order.size() && !it->second; ++i) {
+      it->second = RangeError(sp, order[i - 1], sp, order[i], 1, k, floor, kInf) <= tol;
+    }
+    return it->second;
+  };
   // One dimension differs: concat over ranks, or runs of slices of the ranks' tensors.
   for (size_t dim = 0; dim < s.shape.size(); ++dim) {
     if (s.shape[dim] <= 1) continue;
@@ -563,7 +582,11 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
         }
       }
       // Runs of consecutive slices: continue the current run when the next slice matches, else
-      // look for S's slice among every slice of every rank (rank order, then index).
+      // look for S's slice among every slice of every rank (rank order, then index). With
+      // distinct_slices, not when two of S's slices are alike (a mask's or an id tensor's few
+      // values): then many covers hold, and the one found is as likely a coincidence of the
+      // values as the layout.
+      if (options_.distinct_slices && repeated_slices(dim)) continue;
       struct Run {
         const Entry* entry;
         int64_t start, end;

@@ -392,5 +392,33 @@ TEST(FingerprintMatch, FloatFloorAdmitsRoundingNotWrongLayouts) {
   EXPECT_EQ(holding(kLooseFloatFloor, s_ids), "{}");
 }
 
+// distinct_slices (guided search): an S tensor with repeated slices (a mask's few values) gets no
+// runs-of-slices cover, which its values admit by coincidence; one with distinct slices does.
+TEST(FingerprintMatch, DistinctSlicesRefusesCoversOfRepeatedSlices) {
+  Tables t(2);
+  at::Tensor mask = at::tensor({0., 1., 1., 1., 0., 0., 1., 1.}, at::kDouble).reshape({8, 1});
+  ir::TensorRef s_mask = t.S("mask", mask);
+  t.D(0, "m", at::tensor({0., 1., 1., 1.}, at::kDouble).reshape({4, 1}));
+  t.D(1, "m", at::tensor({1., 1., 0., 1.}, at::kDouble).reshape({4, 1}));
+  at::manual_seed(15);
+  at::Tensor x = at::randn({8, 3}, at::kDouble);
+  ir::TensorRef s_x = t.S("x", x);
+  t.D(0, "h", at::cat({x.slice(0, 0, 2), x.slice(0, 6, 8)}, 0));  // zig-zag pieces
+  t.D(1, "h", x.slice(0, 2, 6).clone());
+  auto slices = [&](bool distinct, ir::TensorRef ref) {
+    MatchOptions options;
+    options.distinct_slices = distinct;
+    size_t n = 0;
+    for (const Candidate& c :
+         FingerprintMatcher(t.d, options).HoldingCandidatesFor(*t.s.Find(0, ref))) {
+      n += c.kind == Candidate::Kind::kSlices;
+    }
+    return n;
+  };
+  EXPECT_GT(slices(false, s_mask), 0u);
+  EXPECT_EQ(slices(true, s_mask), 0u);
+  EXPECT_GT(slices(true, s_x), 0u);
+}
+
 }  // namespace
 }  // namespace gg::runtime

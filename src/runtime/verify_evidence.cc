@@ -129,6 +129,7 @@ symbolic::NumericGuide GatherNumericGuide(const ir::Graph& s_graph, const ir::Pr
   options.match_all = true;
   // A wrong hint costs only time: the floor finds the relations a backward's rounding blurs.
   options.match.float_floor = kLooseFloatFloor;
+  options.match.distinct_slices = true;
   guide.how = "graphguard check, seed " + std::to_string(seed) + ", cpu";
   for (size_t i = 0; i < s_graph.nodes.size(); ++i) {
     const ir::NodeId id = static_cast<ir::NodeId>(i);
