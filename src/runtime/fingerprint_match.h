@@ -50,7 +50,7 @@ struct MatchOptions {
   double tolerance_factor = 64.0;
   double max_tolerance = 0.05;
   double exact_tolerance = 1e-9;
-  double float_floor = 0.0;        // least tolerance of a floating comparison (kLooseFloatFloor)
+  double float_floor = 0.0;  // least tolerance of a floating comparison (kLooseFloatFloor)
   // Runs-of-slices candidates only for S tensors whose slices along the dimension are distinct
   // (guided search: a cover of a mask's repeated rows by coincidence is a hint that fails and
   // leaves its operator unrelated; infer-relations counts evidence and keeps them).
