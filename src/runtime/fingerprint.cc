@@ -11,10 +11,9 @@ namespace gg::runtime {
 
 namespace {
 
-// Signs of projections 0..k-1 at slice positions [first, first + count), row-major [count, k].
-at::Tensor Signs(int64_t first, int64_t count, int projections, uint64_t seed) {
-  at::Tensor signs = at::empty({count, projections}, at::TensorOptions().dtype(at::kDouble));
-  double* out = signs.data_ptr<double>();
+// Signs of projections 0..k-1 at slice positions [first, first + count) into out, row-major
+// [count, k].
+void FillSigns(int64_t first, int64_t count, int projections, uint64_t seed, double* out) {
   uint64_t group = ~uint64_t{0};
   uint64_t bits = 0;
   for (int64_t q = 0; q < count; ++q) {
@@ -28,6 +27,12 @@ at::Tensor Signs(int64_t first, int64_t count, int projections, uint64_t seed) {
       out[q * projections + k] = negative ? -1.0 : 1.0;
     }
   }
+}
+
+// The same signs as a tensor [count, k].
+at::Tensor Signs(int64_t first, int64_t count, int projections, uint64_t seed) {
+  at::Tensor signs = at::empty({count, projections}, at::TensorOptions().dtype(at::kDouble));
+  FillSigns(first, count, projections, seed, signs.data_ptr<double>());
   return signs;
 }
 
@@ -45,19 +50,7 @@ SliceProjections ProjectByLoop(const double* x, int64_t outer, int64_t dim, int6
   result.sum_squares.assign(static_cast<size_t>(dim), 0.0);
   std::vector<double> signs(static_cast<size_t>(inner * projections));
   for (int64_t o = 0; o < outer; ++o) {
-    uint64_t group = ~uint64_t{0};
-    uint64_t bits = 0;
-    for (int64_t i = 0; i < inner; ++i) {
-      uint64_t p = static_cast<uint64_t>(o * inner + i);
-      if (p / kernels::kGroup != group) {
-        group = p / kernels::kGroup;
-        bits = kernels::Hash64(seed, group);
-      }
-      for (int q = 0; q < projections; ++q) {
-        bool negative = (bits >> ((p % kernels::kGroup) * 8 + static_cast<uint64_t>(q))) & 1u;
-        signs[static_cast<size_t>(i * projections + q)] = negative ? -1.0 : 1.0;
-      }
-    }
+    FillSigns(o * inner, inner, projections, seed, signs.data());
     for (int64_t j = 0; j < dim; ++j) {
       const double* row = x + (o * dim + j) * inner;
       double* values = &result.values[static_cast<size_t>(j * projections)];

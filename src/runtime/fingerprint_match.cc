@@ -163,14 +163,27 @@ double Roundoff(ir::DType dtype) {
   }
 }
 
-// The tolerance of a comparison whose dtypes' larger unit roundoff is `u` (0: exact types).
+// Whether two of the slices are within tolerance of each other (neighbours by first projection
+// compared).
+bool SlicesRepeat(const SliceProjections& sp, int k, double floor, double tol) {
+  std::vector<int64_t> order(static_cast<size_t>(sp.count));
+  for (int64_t j = 0; j < sp.count; ++j) order[static_cast<size_t>(j)] = j;
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return sp.values[static_cast<size_t>(a * k)] < sp.values[static_cast<size_t>(b * k)];
+  });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (RangeError(sp, order[i - 1], sp, order[i], 1, k, floor, kInf) <= tol) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 double Tolerance(const MatchOptions& options, double u) {
   double tol = std::max(options.exact_tolerance,
                         std::min(options.max_tolerance, options.tolerance_factor * u));
   return u > 0.0 ? std::max(tol, options.float_floor) : tol;
 }
-
-}  // namespace
 
 const char* KindName(Candidate::Kind kind) {
   switch (kind) {
@@ -496,25 +509,6 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
     for (Candidate& c : identical) found.push_back(std::move(c));
   }
 
-  // Whether two of S's slices along dim are within tolerance of each other (neighbours by first
-  // projection compared; computed once per dimension).
-  std::map<size_t, bool> repeated;
-  auto repeated_slices = [&](size_t dim) {
-    auto [it, fresh] = repeated.emplace(dim, false);
-    if (!fresh) return it->second;
-    const SliceProjections& sp = s.dims[dim];
-    const double floor = kFloorFraction * MeanSliceSquares(sp);
-    const double tol = Tolerance(options_, Roundoff(s.dtype));
-    std::vector<int64_t> order(static_cast<size_t>(sp.count));
-    for (int64_t j = 0; j < sp.count; ++j) order[static_cast<size_t>(j)] = j;
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return sp.values[static_cast<size_t>(a * k)] < sp.values[static_cast<size_t>(b * k)];
-    });
-    for (size_t i = 1; i < order.size() && !it->second; ++i) {
-      it->second = RangeError(sp, order[i - 1], sp, order[i], 1, k, floor, kInf) <= tol;
-    }
-    return it->second;
-  };
   // One dimension differs: concat over ranks, or runs of slices of the ranks' tensors.
   for (size_t dim = 0; dim < s.shape.size(); ++dim) {
     if (s.shape[dim] <= 1) continue;
@@ -523,6 +517,7 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
     const SliceProjections& sp = s.dims[dim];
     const double floor = kFloorFraction * MeanSliceSquares(sp);
     const auto d64 = static_cast<int64_t>(dim);
+    std::optional<bool> slices_repeat;  // decided when a cover is first searched for
     const std::set<std::string>* dim_names = nullptr;
     if (filter) {
       auto names = filter->open_dim.find(dim);
@@ -586,7 +581,12 @@ std::vector<Candidate> FingerprintMatcher::Collect(const TensorFingerprint& s,
       // distinct_slices, not when two of S's slices are alike (a mask's or an id tensor's few
       // values): then many covers hold, and the one found is as likely a coincidence of the
       // values as the layout.
-      if (options_.distinct_slices && repeated_slices(dim)) continue;
+      if (options_.distinct_slices) {
+        if (!slices_repeat) {
+          slices_repeat = SlicesRepeat(sp, k, floor, Tolerance(options_, Roundoff(s.dtype)));
+        }
+        if (*slices_repeat) continue;
+      }
       struct Run {
         const Entry* entry;
         int64_t start, end;

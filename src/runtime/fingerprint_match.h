@@ -58,6 +58,9 @@ struct MatchOptions {
   size_t max_candidates = 8;       // at most this many holding and this many failing candidates
 };
 
+// The tolerance of a comparison whose dtypes' larger unit roundoff is `u` (0: exact types).
+double Tolerance(const MatchOptions& options, double u);
+
 struct Candidate {
   enum class Kind { kReplicated, kConcat, kSum, kIdentical, kSlices, kReshape, kConcatOfSums };
   Kind kind = Kind::kIdentical;

@@ -377,12 +377,9 @@ class Trials {
     result_->seconds_s = SecondsSince(start);
     for (const auto& [ref, fp] : s_table_.ranks[0]) {
       observed_.push_back(ref);
-      double u = UnitRoundoff(fp.dtype);
-      double threshold =
-          u == 0.0 ? options_.match.exact_tolerance
-                   : std::max(kLooseFloatFloor, std::clamp(options_.match.tolerance_factor * u,
-                                                           options_.match.exact_tolerance,
-                                                           options_.match.max_tolerance));
+      MatchOptions floored = options_.match;
+      floored.float_floor = kLooseFloatFloor;
+      double threshold = Tolerance(floored, UnitRoundoff(fp.dtype));
       if (const TensorFingerprint* p = perturbed.Find(0, ref)) {
         threshold = std::max(threshold, kNoiseFactor * FingerprintDistance(fp, *p));
       }
