@@ -47,7 +47,7 @@ def main(argv=None):
     if not a.model or not a.out:
         ap.error("MODEL and -o DIR are required")
     start = time.time()
-    program = registry.make(a.model)
+    program = registry.make(a.model, a.mode)
     if hasattr(program, "texts"):
         if a.tp is not None:
             ap.error(f"{a.model}'s plan fixes its {program.world} ranks ({program.plan}); "

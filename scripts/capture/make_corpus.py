@@ -47,7 +47,7 @@ def degrees(program):
 
 def make_case(model, mode, out_dir):
     from gg_capture import fxjson, registry, spec, trace  # torch is needed from here on
-    program = registry.make(model)
+    program = registry.make(model, mode)
     os.makedirs(out_dir, exist_ok=True)
     seq = trace.trace_rank(program, 1, 0, mode)
     with open(os.path.join(out_dir, "seq.json"), "w") as f:

@@ -983,6 +983,61 @@ std::optional<ClassId> SumrInterchange(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().sumr, std::move(children));
 }
 
+// (sumr ?xs...) of n >= 3 terms, regrouped into sums the e-graph already holds over some of its
+// terms: sum_i x_i = sum_g (sum_{i in g} x_i) (commutativity and associativity). A group is a
+// sumr node with 2..n-1 children, all among the terms not yet grouped (as a multiset), whose
+// class has a clean expression over D (a rank's own partial sum: under a zig-zag sequence split
+// rank r sums the loss of chunks r and 2W-1-r, which S's sum lists in sequence order). Groups are
+// taken greedily in term order; terms in no group stay as they are.
+std::optional<ClassId> SumrRegroupBySums(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  if (xs.size() < 3) return std::nullopt;
+  std::vector<ClassId> left;  // the terms not yet in a group (canonical; a multiset)
+  for (ClassId x : xs) left.push_back(g.Find(x));
+  // `children` (canonical) taken out of `left` when they all are in it; false (left unchanged)
+  // otherwise
+  auto take = [&left](std::vector<ClassId> children) {
+    std::vector<ClassId> rest = left;
+    for (ClassId c : children) {
+      auto it = std::find(rest.begin(), rest.end(), c);
+      if (it == rest.end()) return false;
+      rest.erase(it);
+    }
+    left = std::move(rest);
+    return true;
+  };
+  std::vector<ClassId> children;
+  bool grouped = false;
+  for (ClassId x : xs) {
+    const ClassId cx = g.Find(x);
+    auto at = std::find(left.begin(), left.end(), cx);
+    if (at == left.end()) continue;  // in an earlier group
+    std::optional<ClassId> group;
+    for (ClassId id : g.ParentNodeIds(cx)) {
+      const ENode& node = g.NodeAt(id);
+      if (node.op != Lang().sumr || node.children.size() < 2 || node.children.size() >= xs.size() ||
+          !FactsOf(g, id).clean) {
+        continue;
+      }
+      std::vector<ClassId> terms;
+      for (ClassId c : node.children) terms.push_back(g.Find(c));
+      if (take(std::move(terms))) {
+        group = g.Find(id);
+        break;
+      }
+    }
+    if (group) {
+      children.push_back(*group);
+      grouped = true;
+    } else {
+      left.erase(std::find(left.begin(), left.end(), cx));
+      children.push_back(cx);
+    }
+  }
+  if (!grouped) return std::nullopt;
+  return children.size() == 1 ? children.front() : AddOp(g, Lang().sumr, std::move(children));
+}
+
 // (concat ?d ?xs...): every piece is the slice of the concat at its offsets, x_i =
 // cat(d, xs)[o_i : o_i + n_i] along d. The union is made here (reason "concat-piece-slice"); the
 // match itself is left alone. It names a piece of a D tensor that D computes whole (a rank's
@@ -2723,6 +2778,7 @@ ApplierTable BuildAppliers() {
   t.Add("concat-of-sumrs", ConcatOfSumrs);
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);
+  t.Add("sumr-regroup-by-sums", SumrRegroupBySums);
   t.Add("sumr-drop-zeros", SumrDropZeros);
   t.Add("scale-of-div-number", ScaleOfDivNumber);
   t.Add("scale-of-scale", ScaleOfScale);

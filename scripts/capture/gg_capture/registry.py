@@ -95,6 +95,14 @@ BUGS = {
         "a context-parallel rank takes its second chunk as W + r (round-robin) for its positions "
         "while the data is split zig-zag (chunks r and 2W-1-r)", "fwd", 2,
         {"bug": "zigzag_wrong_chunk", "program": "megatron_cp", "zigzag": True, "seq": 8}),
+    "cp_kv_grad_not_reduce_scattered": (
+        "the backward of an all-gather taken as this rank's slice of its own gathered gradient, "
+        "without the sum over the ranks (lightly PR #1531's GatherLayer, PyTorch issue #120386), "
+        "in all-gather-KV context parallelism (issue 18's bug list)",
+        "the all-gather of keys and values along the sequence back-propagates each rank's own "
+        "part of its gathered gradient instead of reduce-scattering the ranks' gradients: the "
+        "other ranks' queries' contributions to its keys' and values' gradients are lost",
+        "joint", 2, {"bug": "kv_grad_split", "program": "megatron_cp", "seq": 8, "loss": True}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
@@ -204,6 +212,8 @@ CORPUS += ["mcore_gpt", "mcore_gpt_sp", "mcore_gpt_h8"]
 # TP x CP (sequence 8, TP 2): at 2 ranks TP 2 alone, at 4 a cp 2 x tp 2 mesh; contiguous and
 # zig-zag sequence splits.
 _PROGRAMS["megatron_cp_zigzag"] = lambda: megatron_cp.MegatronCP(zigzag=True)
+# contiguous chunks (rank r: tokens [r s / W, (r + 1) s / W), RoPE's table offset per rank)
+_PROGRAMS["megatron_cp"] = lambda: megatron_cp.MegatronCP(name="megatron_cp")
 _PROGRAMS["megatron_tp2_cp"] = lambda: megatron_cp.MegatronTPCP()
 _PROGRAMS["megatron_tp2_cp_zigzag"] = lambda: megatron_cp.MegatronTPCP(zigzag=True)
 # Ring attention (models/ring_cp.py): the same layer shape (sequence 16, batch 2) with the CPU
@@ -211,12 +221,20 @@ _PROGRAMS["megatron_tp2_cp_zigzag"] = lambda: megatron_cp.MegatronTPCP(zigzag=Tr
 _PROGRAMS["ring_cp_zigzag"] = lambda: ring_cp.RingCP()
 # and inside a tensor-parallel attention layer (heads over TP, the ring over CP; a cp x tp mesh)
 _PROGRAMS["ring_tp2_cp_zigzag"] = lambda: ring_cp.RingTPCP()
-CORPUS += ["megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag", "ring_cp_zigzag",
+CORPUS += ["megatron_cp", "megatron_cp_zigzag", "megatron_tp2_cp", "megatron_tp2_cp_zigzag", "ring_cp_zigzag",
            "ring_tp2_cp_zigzag"]
 # corpus models with fewer modes than make_corpus.py's fwd and joint (a layer without a loss)
-CORPUS_MODES = {m: ("fwd",) for m in ("megatron_cp_zigzag", "megatron_tp2_cp",
-                                      "megatron_tp2_cp_zigzag", "ring_cp_zigzag",
-                                      "ring_tp2_cp_zigzag")}
+CORPUS_MODES = {m: ("fwd",) for m in ("ring_cp_zigzag", "ring_tp2_cp_zigzag")}
+# corpus models whose joint case is another program than their forward one (make(name, mode)):
+# the all-gather-KV CP layer's forward cases relate its output; the joint ones add an output
+# head and the cross entropy over the layer's output (partial over CP), the backward with the
+# reduce-scatter of the keys' and values' gradients, the weights' gradients all-reduced over CP
+_JOINT = {
+    "megatron_cp": lambda: megatron_cp.MegatronCP(name="megatron_cp", loss=True),
+    "megatron_cp_zigzag": lambda: megatron_cp.MegatronCP(zigzag=True, loss=True),
+    "megatron_tp2_cp": lambda: megatron_cp.MegatronTPCP(loss=True),
+    "megatron_tp2_cp_zigzag": lambda: megatron_cp.MegatronTPCP(zigzag=True, loss=True),
+}
 
 # Bug cases on real megatron-core: the example's factory, the buggy variant with a config
 # (buggy_config: megatron-core's own behaviour, unpatched) or with megatron's code monkeypatched
@@ -460,7 +478,8 @@ def names():
     return sorted(_PROGRAMS)
 
 
-def make(name):
+def make(name, mode=None):
+    """The program `name`; for mode "joint" a model's joint program where it has its own."""
     if name not in _PROGRAMS:
         raise SystemExit(f"capture: unknown model {name!r} (known: {', '.join(names())})")
-    return _PROGRAMS[name]()
+    return _JOINT.get(name, _PROGRAMS[name])() if mode == "joint" else _PROGRAMS[name]()

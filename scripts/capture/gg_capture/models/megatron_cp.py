@@ -56,19 +56,27 @@ def unzigzag(gathered, world):
 
 
 class _GatherSequence(torch.autograd.Function):
-    """All-gather along the sequence forward, reduce-scatter backward (keys and values under CP)."""
+    """All-gather along the sequence forward, reduce-scatter backward (keys and values under CP):
+    every rank's queries read every rank's keys and values, so the gradient of a rank's keys is
+    the sum over the ranks of their parts of the gathered gradient. The bug "kv_grad_split" takes
+    only this rank's part of its own gathered gradient (the backward of tensor parallelism's
+    gather_from_tensor_model_parallel_region, right only when the gathered tensor's consumer is
+    replicated): the other ranks' queries' contributions to its keys' and values' gradients are
+    lost."""
     @staticmethod
-    def forward(ctx, x, cp):
-        ctx.cp = cp
+    def forward(ctx, x, cp, bug):
+        ctx.cp, ctx.bug = cp, bug
         return tpmod._all_gather(x, 0, cp)
 
     @staticmethod
     def backward(ctx, g):
-        return tpmod._reduce_scatter(g, 0, ctx.cp), None
+        if ctx.bug == "kv_grad_split":
+            return tpmod._split(g, 0, ctx.cp), None, None
+        return tpmod._reduce_scatter(g, 0, ctx.cp), None, None
 
 
-def gather_sequence(x, cp):
-    return x if cp.size == 1 else _GatherSequence.apply(x, cp)
+def gather_sequence(x, cp, bug=None):
+    return x if cp.size == 1 else _GatherSequence.apply(x, cp, bug)
 
 
 class CPLayer(torch.nn.Module):
@@ -109,11 +117,12 @@ class CPLayer(torch.nn.Module):
         n = self.heads // self.tp.size  # this rank's heads
         d = h // self.heads
         cos, sin = self.rotary(position_ids, s)
-        y = self.ln(x)
+        # column-parallel q/k/v: the input's gradient all-reduced over TP (identity forward)
+        y = tpmod.copy_to_tp(self.ln(x), self.tp)
         q, k, v = (lin(y).reshape(s, b, n, d) for lin in (self.q, self.k, self.v))
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        k, v = gather_sequence(k, self.cp), gather_sequence(v, self.cp)  # [S, b, n, d]
+        k, v = (gather_sequence(t, self.cp, self.bug) for t in (k, v))  # [S, b, n, d]
         if self.zigzag and self.cp.size > 1:
             k, v = unzigzag(k, self.cp.size), unzigzag(v, self.cp.size)
         seq = k.shape[0]
@@ -133,12 +142,39 @@ class CPLayer(torch.nn.Module):
 
 
 class _Net(torch.nn.Module):
+    """The CP layer; with a vocabulary in the configuration (the joint cases) a replicated output
+    head and the cross entropy of this rank's tokens: their sum divided by the whole sequence's
+    token count (Megatron-LM's per-token loss), so the loss is partial over CP and each rank's
+    gradient its part of the gradient."""
+
     def __init__(self, cfg, cp, bug, tp=None):
         super().__init__()
+        self.cp = cp
         self.layer = CPLayer(cfg, cp, bug, tp)
+        if cfg.get("vocab"):
+            self.head = torch.nn.Linear(cfg["hidden"], cfg["vocab"], bias=False)
+            self.head.weight.data = full(cfg["vocab"], cfg["hidden"])
 
-    def forward(self, hidden, position_ids, attention_mask):
-        return (self.layer(hidden, position_ids, attention_mask),)
+    def forward(self, hidden, position_ids, attention_mask, labels=None):
+        out = self.layer(hidden, position_ids, attention_mask)
+        if labels is None:
+            return (out,)
+        logits = self.head(out)  # [s, b, V]
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                               reduction="sum") / (labels.numel() * self.cp.size)
+        return (loss,)
+
+
+def finalize_cp_grads(cp, bug):
+    """Megatron-LM's finalize_model_grads under CP: parameters are replicated over the
+    context-parallel ranks (its data-parallel group includes them, `with_context_parallel=True`),
+    each rank's gradient is the part of its own tokens, all-reduced over CP. The bug
+    "cp_grads_not_reduced" leaves them partial."""
+    def finalize(names, params, grads, tp):
+        if bug == "cp_grads_not_reduced":
+            return grads
+        return [tpmod.all_reduce_grad(g, cp) for g in grads]
+    return finalize
 
 
 class MegatronCP(Program):
@@ -147,12 +183,14 @@ class MegatronCP(Program):
     plan = ("context parallelism: sequence chunks per rank, keys/values all-gathered "
             "(scripts/capture/gg_capture/models/megatron_cp.py)")
 
-    def __init__(self, bug=None, name=None, zigzag=False, seq=None):
+    def __init__(self, bug=None, name=None, zigzag=False, seq=None, loss=False):
         self.name = name or ("megatron_cp_zigzag" if zigzag else "megatron_cp_rope")
         self.bug = bug
         # the zig-zag split needs 2W chunks: 16 tokens for CP 4 unless told
         self.config = {"hidden": 32, "heads": 4, "seq": seq or (16 if zigzag else 8),
                        "batch": 1, "layers": 1}
+        if loss:  # the joint cases: an output head and the cross entropy of the labels
+            self.config["vocab"] = 64
         if zigzag:
             self.config["zigzag"] = True
             self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
@@ -164,27 +202,45 @@ class MegatronCP(Program):
     def build(self, tp):
         return _Net(self.config, tp, self.bug)
 
+    def finalize_grads(self, names, params, grads, tp):
+        """The gradients all-reduced over CP (finalize_cp_grads; here CP is the whole world)."""
+        return finalize_cp_grads(tp, self.bug)(names, params, grads, tp)
+
     def data(self, tp):
         c = self.config
         g = torch.Generator().manual_seed(1)
         seq, local = c["seq"], c["seq"] // tp.size
         hidden = torch.randn(seq, c["batch"], c["hidden"], generator=g)
         mask = torch.ones(seq, seq, dtype=torch.bool).triu(1).reshape(1, seq, seq)
+        # the labels, [seq, batch], split as the tokens are (after the hidden states: the
+        # forward cases' data unchanged)
+        labels = (torch.randint(0, c["vocab"], (seq, c["batch"]), generator=g)
+                  if c.get("vocab") else None)
         if c.get("zigzag"):  # the rank's two chunks of the tokens and of the mask's query rows
-            return {"hidden": zigzag_shard(hidden, 0, tp.rank, tp.size),
+            data = {"hidden": zigzag_shard(hidden, 0, tp.rank, tp.size),
                     "position_ids": torch.arange(seq),
                     "attention_mask": mask}
+            if labels is not None:
+                data["labels"] = zigzag_shard(labels, 0, tp.rank, tp.size)
+            return data
         # rank r holds its chunk of the sequence; the mask's rows are its queries (global positions)
-        return {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
+        data = {"hidden": tpmod.shard(hidden, 0, tp) if tp.size > 1 else hidden,
                 "position_ids": torch.arange(seq),
                 "attention_mask": mask.narrow(1, tp.rank * local, local).contiguous()}
+        if labels is not None:
+            data["labels"] = tpmod.shard(labels, 0, tp) if tp.size > 1 else labels
+        return data
 
     def data_placement(self, name):
         if self.config.get("zigzag"):  # the mask replicated: each rank takes its chunks' rows
-            return {"hidden": ("zigzag", 0)}.get(name, ("replicate",))
-        return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}.get(name, ("replicate",))
+            return {"hidden": ("zigzag", 0), "labels": ("zigzag", 0)}.get(name, ("replicate",))
+        return {"hidden": ("shard", 0), "labels": ("shard", 0),
+                "attention_mask": ("shard", 1)}.get(name, ("replicate",))
 
     def output_placements(self):
+        """The layer's output split as the tokens; with a loss, the loss: partial over CP."""
+        if self.config.get("vocab"):
+            return [("partial",)]
         return [("zigzag" if self.config.get("zigzag") else "shard", 0)]
 
 
@@ -251,8 +307,19 @@ class TPxCPMesh:
             return ("replicate",)
         return ("mesh", self._mesh(), (split[name], ("replicate",)))
 
+    def finalize_grads(self, names, params, grads, tp):
+        """The gradients all-reduced over the CP group (finalize_cp_grads)."""
+        cp = tp.cp if isinstance(tp, MeshGroups) else tp
+        return finalize_cp_grads(cp, self.bug)(names, params, grads, tp)
+
     def output_placements(self):
-        return [self.data_placement("hidden")]
+        """The hidden states' placement; with a loss (`config["vocab"]`), the loss: partial over
+        CP, replicated over TP (every TP rank computes its tokens' whole loss)."""
+        if not self.config.get("vocab"):
+            return [self.data_placement("hidden")]
+        if self._world == 1:
+            return [("partial",)]
+        return [("mesh", self._mesh(), (("partial",), ("replicate",)))]
 
 
 class MegatronTPCP(TPxCPMesh, MegatronCP):
@@ -265,8 +332,8 @@ class MegatronTPCP(TPxCPMesh, MegatronCP):
             "(scripts/capture/gg_capture/models/megatron_cp.py)")
     degrees = (2, 4)
 
-    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False):
-        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq)
+    def __init__(self, bug=None, name=None, tp_size=2, seq=8, zigzag=False, loss=False):
+        super().__init__(bug=bug, name=name, zigzag=zigzag, seq=seq, loss=loss)
         self.name = name or f"megatron_tp{tp_size}_cp" + ("_zigzag" if zigzag else "")
         self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
                                               "over CP" if zigzag else "the sequence over CP")
@@ -279,8 +346,8 @@ class MegatronTPCP(TPxCPMesh, MegatronCP):
         """The hidden states along dim 0 (zig-zag or contiguous); a contiguous split's mask rows
         along dim 1 (the zig-zag one takes its rows of the replicated mask)."""
         if self.config.get("zigzag"):
-            return {"hidden": ("zigzag", 0)}
-        return {"hidden": ("shard", 0), "attention_mask": ("shard", 1)}
+            return {"hidden": ("zigzag", 0), "labels": ("zigzag", 0)}
+        return {"hidden": ("shard", 0), "labels": ("shard", 0), "attention_mask": ("shard", 1)}
 
 
 def residual_projection(x, ctx, proj, tp):
@@ -289,7 +356,5 @@ def residual_projection(x, ctx, proj, tp):
     TP, then the bias)."""
     if tp is None:
         return x + proj(ctx)
-    out = F.linear(ctx, proj.weight)
-    if tp.size > 1:
-        out = tpmod._all_reduce(out, tp)
+    out = tpmod.reduce_from_tp(F.linear(ctx, proj.weight), tp)  # identity backward
     return x + (out + proj.bias)
