@@ -79,15 +79,16 @@ def degrees(program):
 DETERMINISTIC_LIMITS = ("--timeout-ms", "30000")
 
 
-def verify(graphguard, case_dir, degree, numeric=False):
+def verify(graphguard, case_dir, degree, numeric=False, options=()):
     """`graphguard verify` of one case: (verdict, first line). Without `numeric` the symbolic
     engine alone (--no-numeric: the same in every build); with it, an UNKNOWN is decided by the
     numeric run of a LibTorch build (a counterexample makes it a VIOLATION), on the case's
-    values.json where it has one (graphs that replay only on their traced values)."""
+    values.json where it has one (graphs that replay only on their traced values). `options`:
+    the case's own search options (the manifest's verify_options), after the default ones."""
     dist = "seq.json" if degree == 1 else f"tp{degree}.json"
     cmd = [graphguard, "verify", "--seq", os.path.join(case_dir, "seq.json"), "--dist",
            os.path.join(case_dir, dist), "--relations", os.path.join(case_dir, "spec.rel"),
-           *DETERMINISTIC_LIMITS]
+           *DETERMINISTIC_LIMITS, *options]
     values = os.path.join(case_dir, "values.json")
     if not numeric:
         cmd.append("--no-numeric")
@@ -110,7 +111,8 @@ def verdicts(graphguard, corpus, check, only=None):
             continue
         case_dir = os.path.join(corpus, case["model"], case["mode"])
         for degree in case["degrees"]:
-            verdict, line = verify(graphguard, case_dir, degree)
+            verdict, line = verify(graphguard, case_dir, degree,
+                                   options=case.get("verify_options", ()))
             key = f"tp{degree}"
             want = case["verify"].get(key, {}).get("verdict")
             status = "ok" if verdict == want else f"CHANGED (manifest: {want})"
@@ -172,8 +174,12 @@ def main(argv=None):
         start = time.time()
         program = make_case(model, mode, os.path.join(a.out, model, mode))
         prev = old.get((model, mode), {})
+        options = list(getattr(program, "verify_options", ()))
         entries[(model, mode)] = {
             **program.describe(), "model": model, "mode": mode,
+            # search options the case is verified with besides the defaults (a program that
+            # names them says why); none for most
+            **({"verify_options": options} if options else {}),
             "degrees": [1, *degrees(program)],
             "command": f"scripts/capture/make_corpus.py --only {model}/{mode}",
             # what graphguard verify gives today, per degree; kept from the previous manifest

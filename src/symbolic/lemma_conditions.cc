@@ -515,6 +515,90 @@ Applier BinaryOfConcatsRegrouped(const char* op_name) {
   };
 }
 
+// The pieces of a concat along d (sizes along d `sizes`) cut at every offset of `cuts` that falls
+// strictly inside a piece; such a piece must be a constant (its class holds (full v t sizes...)
+// with one size per dim), cut into constants of the same value. nullopt when another piece would
+// have to be cut.
+std::optional<std::vector<ClassId>> CutConstantPieces(EGraph& g, const std::vector<ClassId>& xs,
+                                                      const std::vector<int64_t>& sizes, int64_t d,
+                                                      const std::vector<int64_t>& cuts) {
+  const OpId full = *Lang().ops().Find("full");
+  std::vector<ClassId> out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const int64_t lo = offset, hi = offset + sizes[i];
+    offset = hi;
+    std::vector<int64_t> ends;
+    for (int64_t c : cuts) {
+      if (c > lo && c < hi) ends.push_back(c);
+    }
+    if (ends.empty()) {
+      out.push_back(xs[i]);
+      continue;
+    }
+    auto shape = ShapeOf(g, xs[i]);
+    const ENode* constant = nullptr;
+    for (const ENode& node : g.NodesWithOp(xs[i], full)) {
+      if (shape && node.children.size() == 2 + shape->size()) constant = &node;
+    }
+    if (constant == nullptr) return std::nullopt;
+    ends.push_back(hi);
+    int64_t at = lo;
+    for (int64_t end : ends) {
+      std::vector<ClassId> children(constant->children.begin(), constant->children.end());
+      children[2 + static_cast<size_t>(d)] = AddNum(g, end - at);
+      out.push_back(AddOp(g, full, std::move(children)));
+      at = end;
+    }
+  }
+  return out;
+}
+
+// (add (concat ?d ?xs...) (concat ?d ?ys...)) of two tensors of one shape split along d at
+// different offsets, where every piece an offset of the other side falls inside is a constant:
+// those constants cut there, cat(d, x_k + y_k ...) over the pieces of both splits' union. The
+// gradient of pieces taken from a tensor (slices, a narrow) is each piece written into zeros
+// (slice_scatter) and the results added: each sum of a zero-padded piece and a partial result,
+// split at different offsets, becomes one concat.
+std::optional<ClassId> AddOfConcatsCutConstants(EGraph& g, const Bindings& b) {
+  const auto& xs = b.List("xs");
+  const auto& ys = b.List("ys");
+  if (xs.empty() || ys.empty()) return std::nullopt;
+  auto out = ShapeOf(g, b.match().eclass);
+  if (!out) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), out->size());
+  if (!d) return std::nullopt;
+  // every piece has the result's sizes off d (no broadcasting along or across the pieces)
+  for (const auto* list : {&xs, &ys}) {
+    for (ClassId c : *list) {
+      auto shape = ShapeOf(g, c);
+      if (!shape || shape->size() != out->size()) return std::nullopt;
+      for (size_t k = 0; k < shape->size(); ++k) {
+        if (k != static_cast<size_t>(*d) && (*shape)[k] != (*out)[k]) return std::nullopt;
+      }
+    }
+  }
+  auto x_sizes = SizesAlong(g, xs, *d), y_sizes = SizesAlong(g, ys, *d);
+  if (!x_sizes || !y_sizes) return std::nullopt;
+  auto offsets = [](const std::vector<int64_t>& sizes) {
+    std::vector<int64_t> ends;
+    int64_t at = 0;
+    for (int64_t n : sizes) ends.push_back(at += n);
+    return ends;
+  };
+  const std::vector<int64_t> x_ends = offsets(*x_sizes), y_ends = offsets(*y_sizes);
+  const int64_t whole = (*out)[static_cast<size_t>(*d)];
+  if (x_ends == y_ends || x_ends.back() != whole || y_ends.back() != whole) return std::nullopt;
+  auto xc = CutConstantPieces(g, xs, *x_sizes, *d, y_ends);
+  if (!xc) return std::nullopt;
+  auto yc = CutConstantPieces(g, ys, *y_sizes, *d, x_ends);
+  if (!yc || xc->size() != yc->size()) return std::nullopt;
+  const OpId add = *Lang().ops().Find("add");
+  std::vector<ClassId> parts{b.Var("d")};
+  for (size_t k = 0; k < xc->size(); ++k) parts.push_back(AddOp(g, add, {(*xc)[k], (*yc)[k]}));
+  return AddOp(g, Lang().concat, std::move(parts));
+}
+
 // (mm (concat 1 ?xs...) (concat 0 ?ys...)): the sum over groups of consecutive pieces whose
 // inner sizes agree, mm(cat(1, xs of group i), cat(0, ys of group i)), a piece alone unwrapped.
 // Equal splits give one group per piece (the row-parallel linear); a finer side is grouped to the
@@ -2779,6 +2863,7 @@ ApplierTable BuildAppliers() {
   t.Add("sumr-interchange", SumrInterchange);
   t.Add("sumr-flatten", SumrFlatten);
   t.Add("sumr-regroup-by-sums", SumrRegroupBySums);
+  t.Add("add-of-concats-cut-constants", AddOfConcatsCutConstants);
   t.Add("sumr-drop-zeros", SumrDropZeros);
   t.Add("scale-of-div-number", ScaleOfDivNumber);
   t.Add("scale-of-scale", ScaleOfScale);

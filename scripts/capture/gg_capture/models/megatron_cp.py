@@ -191,6 +191,15 @@ class MegatronCP(Program):
                        "batch": 1, "layers": 1}
         if loss:  # the joint cases: an output head and the cross entropy of the labels
             self.config["vocab"] = 64
+        if loss and zigzag:
+            # The backward of the sequence-order un-permutation (narrow + cat) is every chunk's
+            # gradient written into zeros (slice_scatter) and the 2W results added, before the
+            # reduce-scatter: the S operator that first reads the keys' or values' gradient is
+            # related to D through a chain of about 6W D operators. The default search deepens
+            # the D neighbourhood 1, 2, 4, 8, ... operators and stops at the node limit at depth
+            # 8 (S's sums of 2W pieces regrouped every way); started at depth 32 with 30000
+            # e-nodes it reaches the reduce-scatter (make_corpus.py passes these options).
+            self.verify_options = ("--hops", "32", "--max-nodes", "30000")
         if zigzag:
             self.config["zigzag"] = True
             self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
