@@ -103,6 +103,13 @@ BUGS = {
         "part of its gathered gradient instead of reduce-scattering the ranks' gradients: the "
         "other ranks' queries' contributions to its keys' and values' gradients are lost",
         "joint", 2, {"bug": "kv_grad_split", "program": "megatron_cp", "seq": 8, "loss": True}),
+    "cp_weight_grads_not_reduced": (
+        "a plausible variant (issue 18's CP backward: Megatron-LM's gradient all-reduce over the "
+        "data-parallel group *with* context parallelism, `get_data_parallel_group("
+        "with_context_parallel=True)`, taken without it)",
+        "context parallelism's replicated weights keep each rank's partial gradient (its own "
+        "tokens'): no all-reduce over the context-parallel ranks", "joint", 2,
+        {"bug": "cp_grads_not_reduced", "program": "megatron_cp", "seq": 8, "loss": True}),
     "tied_embedding_grad_sync": (
         "Megatron-LM issues #299 and #844 (tied input/output embedding gradients must be "
         "all-reduced between the copies)",
