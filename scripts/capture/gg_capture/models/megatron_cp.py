@@ -15,7 +15,15 @@ rotary table and of the causal mask, both whole on every rank); the all-gathered
 come in rank order and are put back in sequence order by slicing and concatenating the chunks (as
 Transformer Engine's all-gather CP does). Its bug "zigzag_wrong_chunk" takes the rank's second
 chunk as W + r (the round-robin index) for its rotary positions and mask rows while the data is
-split zig-zag."""
+split zig-zag.
+
+With `loss` (the joint cases) a replicated output head and the cross entropy of each rank's tokens
+over the whole sequence's token count follow the layer (the loss partial over CP); the backward
+reduce-scatters the all-gathered keys' and values' gradients and every weight's gradient is
+all-reduced over CP (Megatron-LM's finalize_model_grads over the data-parallel group with context
+parallelism). Its bugs: "kv_grad_split" (the all-gather's backward keeps the rank's own slice of
+its gathered gradient, no sum over the ranks) and "cp_grads_not_reduced" (no all-reduce of the
+weights' gradients over CP)."""
 import dataclasses
 import math
 
