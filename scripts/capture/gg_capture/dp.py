@@ -58,7 +58,7 @@ from .pipeline import Block  # x + fc2(gelu(fc1(ln(x)))), tp.py's layers: the pi
 from .pipeline import _rule, program_texts, trace_sequential  # TP placements; S and the files
 
 STYLES = ("ddp", "fsdp")
-IMPLS = ("funcol", "simple_fsdp")
+IMPLS = ("funcol", "simple_fsdp", "fsdp2")
 SIMPLE_MODES = {"ddp": "replicate", "fsdp": "fully_shard"}  # SimpleFSDP's data_parallel modes
 
 BUGS = {
@@ -71,6 +71,9 @@ BUGS = {
     # FSDP: the loss divided by the DP size before the backward on top of FSDP's own gradient
     # division by the DP size
     "grad_divided_twice",
+    # fsdp2: the loss divided by the global token count but FSDP2's own gradient division (by
+    # the DP size, ReduceOp.AVG) left on: torchtitan turns it off (disable_fsdp_gradient_division)
+    "fsdp2_division_left_on",
 }
 
 
@@ -90,10 +93,12 @@ class Model(torch.nn.Module):
             x = layer(x)
         return self.head(x)
 
-    def forward(self, x, target, mask=None):
+    def forward(self, x, target, mask=None, count=None):
+        """`count`: the number of valid tokens to divide by (the global count, all-reduced by
+        the caller), else this batch's."""
         out = self.output(x)
-        total, count = token_loss(out, target, mask)
-        return total / count, out
+        total, local = token_loss(out, target, mask)
+        return total / (local if count is None else count), out
 
 
 class PlainBlock(torch.nn.Module):
@@ -152,17 +157,25 @@ class DataParallelProgram:
                              "funcol fsdp is written for TP 1 and one micro-batch")
         self.dp, self.tp, self.style, self.m, self.bug = dp, tp, style, m, bug
         self.impl = impl
-        if not bias and impl != "simple_fsdp":
-            raise ValueError("dp: bias=False is an option of the simple_fsdp programs")
+        if not bias and impl == "funcol":
+            raise ValueError("dp: bias=False is an option of the simple_fsdp and fsdp2 programs")
+        if impl == "fsdp2" and (style != "fsdp" or m > 1):
+            raise ValueError("dp: fsdp2 (fully_shard) is written for style fsdp, one micro-batch")
         self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch,
                     "seq": seq, "bias": bias}
         self.name = name or f"{style}{dp}" + (f"_tp{tp}" if tp > 1 else "")
-        self.masked = style == "ddp" or impl == "simple_fsdp"
+        self.masked = style == "ddp" or impl != "funcol"
         what = ("DDP-style gradient all-reduce over DP, loss / global token count"
                 if style == "ddp" else
                 "FSDP-style Shard(0) parameters all-gathered over DP, gradients reduce-scattered "
                 "and divided by DP")
-        if impl == "simple_fsdp":
+        if impl == "fsdp2":
+            what = ("torch.distributed.fsdp.fully_shard (FSDP2) per block and the root on "
+                    "mesh['dp'], loss / global token count, FSDP2's gradient division "
+                    + ("left on (divides by DP again)" if bug == "fsdp2_division_left_on" else
+                       "disabled (torchtitan's disable_fsdp_gradient_division)")
+                    + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
+        elif impl == "simple_fsdp":
             what = (f"torchtitan SimpleFSDP data_parallel(mode={SIMPLE_MODES[style]!r}) on "
                     "mesh['dp'], loss / global token count"
                     + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
@@ -190,7 +203,7 @@ class DataParallelProgram:
 
     def model(self, tp):
         """The model (S's, or a rank's before the DP style is applied)."""
-        return PlainModel(self.cfg) if self.impl == "simple_fsdp" else Model(self.cfg, tp)
+        return PlainModel(self.cfg) if self.impl != "funcol" else Model(self.cfg, tp)
 
     # ---- S ------------------------------------------------------------------------------------
 
@@ -205,6 +218,8 @@ class DataParallelProgram:
         outputs are the loss, then the output (fwd) or every parameter's gradient (joint)."""
         if self.impl == "simple_fsdp":
             return self._trace_simple_fsdp(rank, mode)
+        if self.impl == "fsdp2":
+            return self._trace_fsdp2(rank, mode)
         joint = mode == "joint"
         replica, t = divmod(rank, self.tp)
         with fakedist.fake_world(self.world, rank):
@@ -338,6 +353,64 @@ class DataParallelProgram:
         outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
         return graph, outputs, groups
 
+    def _trace_fsdp2(self, rank, mode):
+        """trace_rank for impl="fsdp2": torch's fully_shard on mesh["dp"] of a (dp, tp) mesh,
+        per block and then the root, as torchtitan applies it; the capture of gg_capture/fsdp2.py
+        (parameters lifted to inputs, FSDP2's flat buffers and in-place collectives as values).
+        The loss is the rank's token mean; the gradients are what FSDP2's reduce-scatter leaves
+        in each sharded parameter's .grad."""
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                       parallelize_module)
+        from torchtitan.distributed.fsdp import disable_fsdp_gradient_division
+
+        from . import fsdp2
+        joint = mode == "joint"
+        replica = rank // self.tp
+        with fakedist.fake_world(self.world, rank):
+            trace._clear_dtensor_caches()
+            mesh = init_device_mesh("cpu", (self.dp, self.tp), mesh_dim_names=("dp", "tp"))
+            torch.manual_seed(0)
+            model = PlainModel(self.cfg)
+            if self.tp > 1:
+                for block in model.layers:
+                    parallelize_module(block, mesh["tp"], {"fc1": ColwiseParallel(),
+                                                           "fc2": RowwiseParallel()})
+            for block in model.layers:
+                fully_shard(block, mesh=mesh["dp"])
+            fully_shard(model, mesh=mesh["dp"])
+            if self.bug != "fsdp2_division_left_on":  # the loss is already a global mean
+                disable_fsdp_gradient_division(model)
+            fsdp2.lazy_init(model)
+            params = fsdp2.fsdp_params(model)
+            names = [n for n, _ in model.named_parameters()]
+            dp_group = mesh["dp"].get_group()
+            data = {k: v.chunk(self.dp)[replica] for k, v in self.data().items()}
+            data_names = list(data)
+
+            def step(*flat):
+                fsdp2.hold(params, flat[:len(names)])
+                batch = dict(zip(data_names, flat[len(names):]))
+                count = fc.all_reduce(batch["mask"].sum().to(batch["x"].dtype), "sum", dp_group)
+                loss, out = model(batch["x"], batch["target"], batch["mask"], count)
+                reported = fc.all_reduce(loss, "sum", dp_group)
+                if not joint:
+                    return (reported, out)
+                loss.backward()
+                return (reported, *[fp.sharded_param.grad.to_local() for fp in params])
+
+            args = [fsdp2.local_shard(fp) for fp in params] + [data[k] for k in data_names]
+            with fsdp2.traceable_unsharded_params():
+                gm = trace._make_fx(step, args)
+            gm = fsdp2.value_graph(gm, fsdp2.divide_factors(model))
+            gm = trace.value_graph(gm, args)
+            input_names = [trace.sanitize(n) for n in names] + data_names
+            graph = fxjson.graph_to_json(gm, rank, input_names)
+            groups = trace._process_groups(gm)
+        outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
+        return graph, outputs, groups
+
     def texts(self, mode):
         """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
         return program_texts(self, mode, lambda seq, ranks: self.spec_text(ranks, mode))
@@ -351,7 +424,7 @@ class DataParallelProgram:
         inside each TP shard (_StridedShard): the pieces in TP-major order."""
         on_dp = "shard(0)" if self.style == "fsdp" else "replicate"
         rule = _rule(self.tp, fqn)
-        if on_dp == rule == "shard(0)" and self.impl == "simple_fsdp":
+        if on_dp == rule == "shard(0)" and self.impl != "funcol":
             pieces = [f"{tensor}@{d * self.tp + t}" for t in range(self.tp) for d in range(self.dp)]
             return f"concat(0, {', '.join(pieces)})"
         return f"placements({on_dp}, {rule}" + ("" if tensor == "D" else f", {tensor}") + ")"
