@@ -24,10 +24,12 @@ this module does with it:
     parameter's columns of the gathered [world, numel] buffer), `fsdp.chunk_cat(out=)` (each
     gradient cut into `world` row chunks, zero-padded, chunk i of every gradient in row i) and
     `c10d._reduce_scatter_base_` (funcol `reduce_scatter_tensor` + `wait_tensor` with FSDP2's
-    reduce op: AVG by default, SUM, or PREMUL_SUM(f) as a multiplication by f then SUM). A
-    buffer read before the collective that writes it, a view of a buffer taken before a write
-    and read after it, an asynchronous collective or a Work that is read are refused: the value
-    graph would hold what a real machine does not compute there.
+    reduce op: AVG by default, SUM, or PREMUL_SUM(f) as a multiplication by f then SUM). An
+    operator reading a view of a buffer taken before a later write reads the view taken again
+    over the new value, as the shared storage gives it (the backward reads the parameter that
+    the backward's all-gather refilled). A buffer read before the collective or copy that
+    writes it, an asynchronous collective (async_op=True) or a Work that is read are refused:
+    the value graph would hold what a real machine does not compute there.
 """
 import contextlib
 import operator
@@ -181,9 +183,7 @@ def _getitems(node):
 def value_graph(gm, factors=frozenset()):
     """Rewrite FSDP2's flat buffers and in-place collectives as values (the module docstring)."""
     c10d, fsdp = torch.ops.c10d, torch.ops.fsdp
-    order = {n: i for i, n in enumerate(gm.graph.nodes)}
     current = {}  # buffer (a fresh aten.empty) -> the node holding its value now
-    written_at = {}  # buffer -> position of its last write
     dead = []
 
     def fresh(node, what):
@@ -194,10 +194,6 @@ def value_graph(gm, factors=frozenset()):
                 node.meta["val"].numel() != base.meta["val"].numel():
             raise ValueError(f"fsdp2: {what} writes through {node.name}, not a whole-buffer view")
         return base
-
-    def write(base, value, node):
-        current[base] = value
-        written_at[base] = order[node]
 
     writers = (fsdp.all_gather_copy_in.default, c10d._allgather_base_.default,
                fsdp.split_with_sizes_copy.default, fsdp.chunk_cat.default,
@@ -229,25 +225,42 @@ def value_graph(gm, factors=frozenset()):
                     for a in out_args(n)}
     buffers = {_base(a) for a in destinations}
 
+    generation = {}  # buffer -> how many writes it has had
+    views = {}  # a view (chain) of a buffer -> (the buffer, its generation when taken)
+
+    def rebuilt(view, build):
+        """The view chain `view` taken again over its buffer's current value."""
+        if view not in views:
+            return None
+        source = rebuilt(view.args[0], build)
+        if source is None:
+            source = current[views[view][0]]
+        return build(view.target, source, *view.args[1:], **view.kwargs)
+
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node in destinations:
             continue
         if node.target not in writers and node.target is not operator.getitem:
-            # a reader of a buffer reads the value its last write left; a view taken before
-            # that write and read here, or a read before any write, is refused
-            view = node.target in _VIEWS
+            # a reader of a buffer reads the value its last write left (a read before any write
+            # is refused); a view of it is a view of that value, and an operator reading a view
+            # taken before a later write reads it taken again over the new value, as the
+            # shared storage gives it on a real machine (FSDP2's parameter refilled by the
+            # backward's all-gather)
+            is_view = node.target in _VIEWS
             for inp in node.all_input_nodes:
-                base = _base(inp)
-                if base not in buffers:
-                    continue
-                if base not in current:
-                    raise ValueError(f"fsdp2: {node.name} reads the buffer {base.name} before "
-                                     "the collective or copy that writes it")
-                if inp is base:
-                    node.replace_input_with(inp, current[base])
-                elif not view:
-                    raise ValueError(f"fsdp2: {node.name} reads {inp.name}, a view of the buffer "
-                                     f"{base.name} taken before a write into it")
+                if inp in buffers:
+                    if inp not in current:
+                        raise ValueError(f"fsdp2: {node.name} reads the buffer {inp.name} "
+                                         "before the collective or copy that writes it")
+                    node.replace_input_with(inp, current[inp])
+                    if is_view:
+                        views[node] = (inp, generation[inp])
+                elif inp in views:
+                    base, gen = views[inp]
+                    if is_view:
+                        views[node] = (base, gen)
+                    elif gen != generation[base]:
+                        node.replace_input_with(inp, rebuilt(inp, _Builder(gm, node)))
             continue
         build = _Builder(gm, node)
         if node.target is fsdp.all_gather_copy_in.default:
@@ -260,9 +273,8 @@ def value_graph(gm, factors=frozenset()):
         elif node.target in (c10d._allgather_base_.default, c10d._reduce_scatter_base_.default):
             gather = node.target is c10d._allgather_base_.default
             out, inp, pg = node.args[:3]
-            async_op = node.args[4 if not gather else 3] if len(node.args) > (4 if not gather
-                                                                              else 3) else True
-            if async_op:
+            at = 3 if gather else 4  # async_op (schema default True)
+            if len(node.args) <= at or node.args[at]:
                 raise ValueError(f"fsdp2: {node.name}: an asynchronous in-place collective "
                                  "(async_op=True); its Work's wait is not read")
             items = _getitems(node)
@@ -285,7 +297,8 @@ def value_graph(gm, factors=frozenset()):
             value = build(funcol.wait_tensor.default, result)
             if 0 in items:
                 items[0].replace_all_uses_with(value)
-            write(fresh(out, node.name), value, node)
+            written = fresh(out, node.name)
+            current[written], generation[written] = value, generation.get(written, 0) + 1
             dead += [node] + list(items.values())
         elif node.target is fsdp.split_with_sizes_copy.default:
             gathered, sizes = node.args[0], node.args[1]
@@ -296,7 +309,8 @@ def value_graph(gm, factors=frozenset()):
                 start += size
                 base = fresh(out, node.name)
                 copy = build(aten.clone.default, piece, memory_format=torch.contiguous_format)
-                write(base, build(aten.view.default, copy, list(base.meta["val"].shape)), node)
+                current[base] = build(aten.view.default, copy, list(base.meta["val"].shape))
+                generation[base] = generation.get(base, 0) + 1
             dead.append(node)
         elif node.target is fsdp.chunk_cat.default:
             tensors, dim, chunks = node.args
@@ -313,7 +327,8 @@ def value_graph(gm, factors=frozenset()):
                 rows.append(build(aten.view.default, t, [chunks, -1]))
             value = build(aten.cat.default, rows, 1)
             base = fresh(node.kwargs["out"], node.name)
-            write(base, build(aten.view.default, value, list(base.meta["val"].shape)), node)
+            current[base] = build(aten.view.default, value, list(base.meta["val"].shape))
+            generation[base] = generation.get(base, 0) + 1
             dead.append(node)
     for node in reversed(dead):
         gm.graph.erase_node(node)

@@ -418,6 +418,9 @@ DP = {
     "fully_shard2": {"dp": 2, "style": "fsdp", "impl": "fsdp2"},
     "fully_shard4": {"dp": 4, "style": "fsdp", "impl": "fsdp2"},
     "fully_shard2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "fsdp2"},
+    # 5 output features: the head's dim 0 does not divide by DP 2 (rows 3 | 2), FSDP2 pads the
+    # second shard with a zero row for its collectives
+    "fully_shard2_uneven": {"dp": 2, "style": "fsdp", "impl": "fsdp2", "out": 5},
 }
 
 # Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
