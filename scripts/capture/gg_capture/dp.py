@@ -21,12 +21,17 @@ parameters on the DP axis:
     FSDP2's fully_shard does); before use the shards are all-gathered over DP, whose backward
     reduce-scatters the gradient (summed) to the shard; the loss is the rank's mean over its
     tokens (no mask) and the gradients are divided by the DP size (FSDP2's default gradient
-    divide factor). What FSDP2's fully_shard itself records under make_fx on the fake group
-    (torch 2.13): its parameters as graph constants, the flat all-gather buffer built by
-    fsdp.all_gather_copy_in / fsdp.split_with_sizes_copy and in-place c10d._allgather_base_ /
-    _reduce_scatter_base_ collectives; GraphGuard reads none of those yet, so this program does
-    what fully_shard does with funcol collectives (`all_gather_into_tensor`,
+    divide factor), written with funcol collectives (`all_gather_into_tensor`,
     `reduce_scatter_tensor`) on each parameter.
+
+With impl="fsdp2" the "fsdp" style is torch's own FSDP2: `torch.distributed.fsdp.fully_shard`
+on mesh["dp"] applied to every block and then to the root, as torchtitan applies it, after
+parallelize_module on mesh["tp"] with TP. The loss is divided by the global token count and
+FSDP2's own gradient division is turned off with torchtitan's `disable_fsdp_gradient_division`
+(set_gradient_divide_factor(1.0): a PREMUL_SUM(1) reduce-scatter), as torchtitan does; the bug
+"fsdp2_division_left_on" leaves FSDP2's default (ReduceOp.AVG over DP) on. What fully_shard
+records (parameters as constants, flat buffers, in-place c10d collectives) is made a value graph
+by gg_capture/fsdp2.py; a dim 0 that DP does not divide is padded by FSDP2, and so here.
 
 With impl="simple_fsdp" the same two styles are torchtitan's own (0.3.0, PyPI):
 `torchtitan.experiments.graph_trainer.simple_fsdp.data_parallel(model, mesh["dp"], mode)` with
