@@ -24,7 +24,8 @@ this module does with it:
     parameter's columns of the gathered [world, numel] buffer), `fsdp.chunk_cat(out=)` (each
     gradient cut into `world` row chunks, zero-padded, chunk i of every gradient in row i) and
     `c10d._reduce_scatter_base_` (funcol `reduce_scatter_tensor` + `wait_tensor` with FSDP2's
-    reduce op: AVG by default, SUM, or PREMUL_SUM(f) as a multiplication by f then SUM). An
+    reduce op: AVG by default, SUM, or PREMUL_SUM(f) as a multiplication by f then SUM; f = 1,
+    torchtitan's disable_fsdp_gradient_division, is SUM: x * 1.0 is x exactly). An
     operator reading a view of a buffer taken before a later write reads the view taken again
     over the new value, as the shared storage gives it (the backward reads the parameter that
     the backward's all-gather refilled). A buffer read before the collective or copy that
@@ -291,7 +292,7 @@ def value_graph(gm, factors=frozenset()):
                 result = build(funcol.all_gather_into_tensor.default, inp, size, group)
             else:
                 reduce, factor = _reduce(gm, node.args[3], factors)
-                if factor is not None:
+                if factor is not None and factor != 1.0:  # x * 1.0 is x, exactly
                     inp = build(aten.mul.Tensor, inp, factor)
                 result = build(funcol.reduce_scatter_tensor.default, inp, reduce, size, group)
             value = build(funcol.wait_tensor.default, result)
