@@ -29,7 +29,9 @@ on mesh["dp"] applied to every block and then to the root, as torchtitan applies
 parallelize_module on mesh["tp"] with TP. The loss is divided by the global token count and
 FSDP2's own gradient division is turned off with torchtitan's `disable_fsdp_gradient_division`
 (set_gradient_divide_factor(1.0): a PREMUL_SUM(1) reduce-scatter), as torchtitan does; the bug
-"fsdp2_division_left_on" leaves FSDP2's default (ReduceOp.AVG over DP) on. What fully_shard
+"fsdp2_division_left_on" leaves FSDP2's default (ReduceOp.AVG over DP) on. With average=True
+the program is FSDP2's default use instead: each rank's loss its own token mean (no mask) and
+FSDP2's averaging left on, which gives the global mean's gradients. What fully_shard
 records (parameters as constants, flat buffers, in-place c10d collectives) is made a value graph
 by gg_capture/fsdp2.py; a dim 0 that DP does not divide is padded by FSDP2, and so here.
 
@@ -151,7 +153,7 @@ class DataParallelProgram:
     """A dp (x tp) data-parallel program of Model; see the module docstring."""
 
     def __init__(self, dp, tp=1, style="ddp", impl="funcol", m=1, layers=1, hidden=16, ffn=32,
-                 out=8, batch=8, seq=4, bias=True, bug=None, name=None):
+                 out=8, batch=8, seq=4, bias=True, average=False, bug=None, name=None):
         if style not in STYLES or impl not in IMPLS:
             raise ValueError(f"dp: style {style!r}, impl {impl!r} (known: {', '.join(STYLES)}; "
                              f"{', '.join(IMPLS)})")
@@ -161,7 +163,10 @@ class DataParallelProgram:
             raise ValueError("dp: the batch must split over the replicas and micro-batches; "
                              "funcol fsdp is written for TP 1 and one micro-batch")
         self.dp, self.tp, self.style, self.m, self.bug = dp, tp, style, m, bug
-        self.impl = impl
+        self.impl, self.average = impl, average
+        if average and (impl != "fsdp2" or bug is not None):
+            raise ValueError("dp: average (FSDP2's default gradient averaging) is an option of "
+                             "the correct fsdp2 programs")
         if not bias and impl == "funcol":
             raise ValueError("dp: bias=False is an option of the simple_fsdp and fsdp2 programs")
         if impl == "fsdp2" and (style != "fsdp" or m > 1):
@@ -169,12 +174,16 @@ class DataParallelProgram:
         self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch,
                     "seq": seq, "bias": bias}
         self.name = name or f"{style}{dp}" + (f"_tp{tp}" if tp > 1 else "")
-        self.masked = style == "ddp" or impl != "funcol"
+        self.masked = style == "ddp" or (impl != "funcol" and not average)
         what = ("DDP-style gradient all-reduce over DP, loss / global token count"
                 if style == "ddp" else
                 "FSDP-style Shard(0) parameters all-gathered over DP, gradients reduce-scattered "
                 "and divided by DP")
-        if impl == "fsdp2":
+        if impl == "fsdp2" and average:
+            what = ("torch.distributed.fsdp.fully_shard (FSDP2) per block and the root on "
+                    "mesh['dp'], each rank's loss its own token mean, FSDP2's default gradient "
+                    "averaging (ReduceOp.AVG over DP)")
+        elif impl == "fsdp2":
             what = ("torch.distributed.fsdp.fully_shard (FSDP2) per block and the root on "
                     "mesh['dp'], loss / global token count, FSDP2's gradient division "
                     + ("left on (divides by DP again)" if bug == "fsdp2_division_left_on" else
@@ -385,8 +394,8 @@ class DataParallelProgram:
             for block in model.layers:
                 fully_shard(block, mesh=mesh["dp"])
             fully_shard(model, mesh=mesh["dp"])
-            if self.bug != "fsdp2_division_left_on":  # the loss is already a global mean
-                disable_fsdp_gradient_division(model)
+            if not self.average and self.bug != "fsdp2_division_left_on":
+                disable_fsdp_gradient_division(model)  # the loss is already a global mean
             fsdp2.lazy_init(model)
             params = fsdp2.fsdp_params(model)
             names = [n for n, _ in model.named_parameters()]
@@ -397,9 +406,14 @@ class DataParallelProgram:
             def step(*flat):
                 fsdp2.hold(params, flat[:len(names)])
                 batch = dict(zip(data_names, flat[len(names):]))
-                count = fc.all_reduce(batch["mask"].sum().to(batch["x"].dtype), "sum", dp_group)
-                loss, out = model(batch["x"], batch["target"], batch["mask"], count)
-                reported = fc.all_reduce(loss, "sum", dp_group)
+                if self.average:  # the rank's mean; the ranks' average is the global mean
+                    loss, out = model(batch["x"], batch["target"])
+                    reported = fc.all_reduce(loss, "sum", dp_group) / self.dp
+                else:
+                    count = fc.all_reduce(batch["mask"].sum().to(batch["x"].dtype), "sum",
+                                          dp_group)
+                    loss, out = model(batch["x"], batch["target"], batch["mask"], count)
+                    reported = fc.all_reduce(loss, "sum", dp_group)
                 if not joint:
                     return (reported, out)
                 loss.backward()

@@ -421,6 +421,9 @@ DP = {
     # 5 output features: the head's dim 0 does not divide by DP 2 (rows 3 | 2), FSDP2 pads the
     # second shard with a zero row for its collectives
     "fully_shard2_uneven": {"dp": 2, "style": "fsdp", "impl": "fsdp2", "out": 5},
+    # FSDP2's default use: each rank's own token mean, its gradients averaged by the
+    # reduce-scatter (ReduceOp.AVG)
+    "fully_shard2_avg": {"dp": 2, "style": "fsdp", "impl": "fsdp2", "average": True},
 }
 
 # Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
