@@ -1309,6 +1309,42 @@ class Verifier {
   // How far back the output check's second try follows D's producers (a wait, a collective, the
   // product it reduces, a reshape or two).
   static constexpr int kOutputCheckProducerDepth = 6;
+  // How far back its third try follows the expected D tensors' producers alone: an expected
+  // tensor cut out of a flat collective buffer (FSDP2 reduce-scatters every gradient of a module
+  // group packed by chunk_cat and cuts each out of the rank's row: views, a slice, the wait, the
+  // collective, the packing and the views it packs) is that far from the gradients the inferred
+  // relation names. The inferred side's producers are left out there: with them the e-graph
+  // fills with the backward around the gradients before the unpacking meets them.
+  static constexpr int kOutputCheckUnpackDepth = 8;
+
+  // The output check's third try (kOutputCheckUnpackDepth), in an e-graph of its own: the
+  // inferred relations, the expected one and the expected D tensors' producers.
+  bool CheckUnpacked(const Relation& expected, const std::vector<InferredRelation>& inferred,
+                     const InferenceOptions& check_options) {
+    LocalGraph local(s_graph_, d_program_, d_index_, check_options);
+    const ClassId leaf = local.SLeaf(expected.s_tensor);
+    for (const InferredRelation& rel : inferred) {
+      local.egraph().Union(leaf, local.AddRelExpr(rel.relation.expr),
+                           local.egraph().InternReason("inferred relation"));
+    }
+    const ClassId target = local.AddRelExpr(expected.expr);
+    local.SetConstants(&spec_.constants);
+    local.SetRngPositional(rng_positional_);
+    std::set<std::pair<int32_t, TensorRef>> leaves;
+    CollectDLeaves(expected.expr, &leaves);
+    std::vector<DKey> keys;
+    for (const auto& [rank, tensor] : leaves) keys.push_back(DKey{rank, tensor});
+    local.ExpandProducers(keys, kOutputCheckUnpackDepth);
+    local.ExpandD();
+    local.egraph().Rebuild();
+    auto same = [&](const EGraph& g) { return g.Find(leaf) == g.Find(target); };
+    if (!same(local.egraph())) {
+      Runner runner(local.egraph(), rules_, options_.per_node);
+      runner.WithGoal(same);
+      runner.Run();
+    }
+    return same(local.egraph());
+  }
 
   // Expected output relations: each must be in the class of its S tensor.
   void CheckOutputs() {
@@ -1366,6 +1402,7 @@ class Verifier {
           local.ExpandD();
           local.egraph().Rebuild();
           check.implied = saturate();
+          if (!check.implied) check.implied = CheckUnpacked(expected, it->second, check_options);
         }
         if (!check.implied) {
           check.detail = "inferred " + RelationToString(it->second.front().relation, s_graph_) +

@@ -2516,6 +2516,60 @@ std::optional<ClassId> SliceOfReshape(EGraph& g, const Bindings& b) {
   return AddOp(g, Lang().reshape, std::move(children));
 }
 
+// (slice (reshape ?x ?ss...) ?d ?s ?e) where the reshape flattens a 2-d x [a, b] to [a*b]: a
+// slice of whole rows (s = i b, e = j b) is x's rows i..j flattened; a slice within one row i
+// is that row's columns s - i b .. e - i b, flattened. FSDP2 reduce-scatters a flat [world,
+// numel] buffer and cuts each parameter's gradient out of a rank's row.
+std::optional<ClassId> SliceOfFlattenedRows(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto out = IntsOf(g, b.List("ss"));
+  if (!in || !out || in->size() != 2 || out->size() != 1) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), 1);
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  const int64_t rows = (*in)[0], cols = (*in)[1];
+  if (!d || !s || !e || cols <= 0 || *s < 0 || *e <= *s || (*out)[0] != rows * cols ||
+      *e > rows * cols) {
+    return std::nullopt;
+  }
+  ClassId sliced;
+  if (*s % cols == 0 && *e % cols == 0) {
+    sliced = AddOp(g, Lang().slice,
+                   {b.Var("x"), AddNum(g, 0), AddNum(g, *s / cols), AddNum(g, *e / cols)});
+  } else {
+    const int64_t row = *s / cols;
+    if (*e > (row + 1) * cols) return std::nullopt;
+    const ClassId one_row =
+        AddOp(g, Lang().slice, {b.Var("x"), AddNum(g, 0), AddNum(g, row), AddNum(g, row + 1)});
+    sliced = AddOp(g, Lang().slice,
+                   {one_row, AddNum(g, 1), AddNum(g, *s - row * cols), AddNum(g, *e - row * cols)});
+  }
+  return AddOp(g, Lang().reshape, {sliced, AddNum(g, *e - *s)});
+}
+
+// (slice (reshape ?x ?ss...) 0 ?s ?e) where the reshape views x [A, ...] as [W, N] rows of
+// whole blocks of x's dim 0 (A = W k, N = k times the rest): rows s..e are x's dim-0 rows
+// s k .. e k, viewed as [e - s, N]. FSDP2's chunk_cat views each gradient as [world, -1] and a
+// rank's reduce-scattered row is its block.
+std::optional<ClassId> SliceOfRowBlocks(EGraph& g, const Bindings& b) {
+  auto in = ShapeOf(g, b.Var("x"));
+  auto out = IntsOf(g, b.List("ss"));
+  if (!in || !out || in->empty() || out->size() != 2) return std::nullopt;
+  auto d = Norm(IntOf(g, b.Var("d")), 2);
+  auto s = IntOf(g, b.Var("s")), e = IntOf(g, b.Var("e"));
+  const int64_t world = (*out)[0];
+  if (!d || *d != 0 || !s || !e || world <= 0 || *s < 0 || *e <= *s || *e > world ||
+      (*in)[0] % world != 0) {
+    return std::nullopt;
+  }
+  const int64_t block = (*in)[0] / world;
+  int64_t rest = 1;
+  for (size_t k = 1; k < in->size(); ++k) rest *= (*in)[k];
+  if ((*out)[1] != block * rest) return std::nullopt;
+  const ClassId sliced = AddOp(
+      g, Lang().slice, {b.Var("x"), AddNum(g, 0), AddNum(g, *s * block), AddNum(g, *e * block)});
+  return AddOp(g, Lang().reshape, {sliced, AddNum(g, *e - *s), b.List("ss")[1]});
+}
+
 // (expand (concat ?d ?xs...) ?ss...) where the concat dim keeps its size: each piece broadcast
 // alike, concatenated along that dim of the result.
 std::optional<ClassId> ExpandOfConcat(EGraph& g, const Bindings& b) {
@@ -2853,6 +2907,8 @@ ApplierTable BuildAppliers() {
   }
   t.Add("reshape-of-concat", ReshapeOfConcat);
   t.Add("slice-of-reshape", SliceOfReshape);
+  t.Add("slice-of-flattened-rows", SliceOfFlattenedRows);
+  t.Add("slice-of-row-blocks", SliceOfRowBlocks);
   t.Add("permute-of-concat", PermuteOfConcat);
   t.Add("permute-of-permute", PermuteOfPermute);
   t.Add("reshape-inverse-of-leaf", ReshapeInverseOfLeaf);

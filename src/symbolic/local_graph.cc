@@ -652,20 +652,43 @@ std::optional<ClassId> LocalGraph::LowerInputFreeS(ir::NodeId id) {
 
 std::optional<int32_t> LocalGraph::InputsReady(int32_t rank, ir::NodeId id) {
   int32_t hop = 0;
+  const ir::Node& node = d_program_.rank(rank).node(id);
+  // A concatenation packs tensors side by side: a graph input packed beside a related tensor
+  // (another parameter of FSDP2's flat all-gather input) is a leaf of its own, so the packed
+  // tensor, and what is computed from it, joins the neighbourhood.
+  const bool packs =
+      node.kind == ir::NodeKind::kOperator && node.op.ns == "aten" && node.op.name == "cat";
   for (TensorRef in : d_index_.ReadInputs(rank, id)) {
     int32_t h = HopOf(rank, in);
     if (h < 0) {
       const ir::Node& producer = d_program_.rank(rank).node(in.node);
-      if (!d_index_.IsInputFree(rank, in.node) || !producer.outputs[in.output].type) {
+      if (!producer.outputs[in.output].type) return std::nullopt;
+      if (d_index_.IsInputFree(rank, in.node)) {
+        AddD(rank, in.node, 0);
+      } else if (packs && IsInputView(rank, in)) {
+        DLeaf(rank, in, 0);
+      } else {
         return std::nullopt;
       }
-      AddD(rank, in.node, 0);
       h = HopOf(rank, in);
       if (h < 0) return std::nullopt;
     }
     hop = std::max(hop, h);
   }
   return hop;
+}
+
+bool LocalGraph::IsInputView(int32_t rank, TensorRef ref, int depth) const {
+  const ir::Node& producer = d_program_.rank(rank).node(ref.node);
+  if (producer.kind == ir::NodeKind::kInput || d_index_.IsInputFree(rank, ref.node)) return true;
+  if (depth == 0 || producer.kind != ir::NodeKind::kOperator ||
+      !d_index_.IsRelationOnly(rank, ref.node, constants_)) {
+    return false;
+  }
+  const std::vector<TensorRef>& ins = d_index_.TensorInputs(rank, ref.node);
+  return !ins.empty() && std::all_of(ins.begin(), ins.end(), [&](TensorRef in) {
+    return IsInputView(rank, in, depth - 1);
+  });
 }
 
 void LocalGraph::TryAddD(int32_t rank, ir::NodeId id) {

@@ -363,6 +363,11 @@ class LocalGraph {
   // Makes the inputs of a D node present: inputs produced by input-free nodes are added on the
   // spot; returns the largest hop of the inputs, or nullopt when one is not reachable.
   std::optional<int32_t> InputsReady(int32_t rank, ir::NodeId id);
+  // Whether `ref` is a graph input of D or input-free, or only rearranges such tensors (views,
+  // slices, concatenations: relation ops) within a few operators: a parameter (its flattened
+  // view, its shard padded with zero rows) that a packing operator reads beside a related tensor
+  // (FSDP2's flat all-gather input concatenates every parameter of a module group).
+  bool IsInputView(int32_t rank, TensorRef ref, int depth = 4) const;
 
   void TryAddD(int32_t rank, ir::NodeId id);
 

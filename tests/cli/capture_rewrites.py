@@ -9,6 +9,13 @@
    take out_of_place's path; writes through a view (`x.view(-1, n)[rows, cols] -= u`, then a
    `mul_` of the base: megatron-core's cross-entropy backward) are functionalized. Either way no
    write is left and the values are those of eager PyTorch.
+3. fsdp2.value_graph: torch's fully_shard (per layer and the root, DP 2 on the fake group, one
+   rank) traced forward and backward; afterwards no fsdp.* or c10d.* operator and no graph
+   constant is left, the parameters are the graph's inputs (one per parameter, its local rows)
+   and the collectives are funcol all_gather_into_tensor / reduce_scatter_tensor. A read of a
+   flat buffer before the collective that fills it, and an asynchronous in-place collective, are
+   refused. (Their values are checked by graphguard check on tests/dp's fully_shard cases: the
+   fake group does not communicate.)
 """
 import itertools
 
@@ -91,6 +98,76 @@ def check_value_graph(fn, inputs, functionalized):
         assert torch.allclose(w, g), (fn.__name__, w, g)
 
 
+def fully_shard_graph(joint):
+    """(make_fx graph of a two-layer fully_shard model on rank 0 of DP 2, parameter count)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    from gg_capture import fsdp2
+    mesh = init_device_mesh("cpu", (2,))
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 5))
+    fully_shard(model[0], mesh=mesh)
+    fully_shard(model[2], mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    fsdp2.lazy_init(model)
+    params = fsdp2.fsdp_params(model)
+
+    def step(*flat):
+        fsdp2.hold(params, flat[:-1])
+        loss = model(flat[-1]).square().mean()
+        if not joint:
+            return (loss,)
+        loss.backward()
+        return (loss, *[fp.sharded_param.grad.to_local() for fp in params])
+
+    args = [fsdp2.local_shard(fp) for fp in params] + [torch.randn(3, 6)]
+    with fsdp2.traceable_unsharded_params():
+        gm = make_fx(step)(*args)
+    return gm, len(params), fsdp2.divide_factors(model)
+
+
+def check_fully_shard():
+    import torch.distributed as dist
+
+    from gg_capture import fakedist, fsdp2
+    count = 0
+    for joint in (False, True):
+        with fakedist.fake_world(2, 0):
+            gm, n_params, factors = fully_shard_graph(joint)
+            fsdp2.value_graph(gm, factors)
+        namespaces = {getattr(n.target, "namespace", None) for n in gm.graph.nodes
+                      if n.op == "call_function"}
+        assert not namespaces & {"fsdp", "c10d"}, gm.graph
+        assert not [n for n in gm.graph.nodes if n.op == "get_attr"], gm.graph
+        assert len([n for n in gm.graph.nodes if n.op == "placeholder"]) == n_params + 1
+        targets = {n.target for n in gm.graph.nodes}
+        assert torch.ops._c10d_functional.all_gather_into_tensor.default in targets
+        assert (torch.ops._c10d_functional.reduce_scatter_tensor.default in targets) == joint
+        count += 1
+    c10d = torch.ops.c10d
+    for tamper, message in (("read_before", "before the collective"),
+                            ("async", "asynchronous")):
+        with fakedist.fake_world(2, 0):
+            gm, _, factors = fully_shard_graph(False)
+            gather = next(n for n in gm.graph.nodes if n.target is c10d._allgather_base_.default)
+            if tamper == "async":
+                gather.args = gather.args[:3] + (True,) + gather.args[4:]
+            else:  # the copy-in's flat output buffer read before the all-gather fills it
+                buffer = next(n for n in gm.graph.nodes
+                              if n.target is torch.ops.fsdp.all_gather_copy_in.default).args[1]
+                with gm.graph.inserting_before(gather):
+                    gm.graph.call_function(aten.clone.default, (buffer,))
+            try:
+                fsdp2.value_graph(gm, factors)
+            except ValueError as e:
+                assert message in str(e), (tamper, e)
+            else:
+                raise AssertionError(f"fsdp2.value_graph accepted a graph with {tamper}")
+        count += 1
+    assert not dist.is_initialized()
+    return count
+
+
 def main():
     torch.manual_seed(0)
     n = 0
@@ -105,8 +182,10 @@ def main():
         n += 1
     check_value_graph(internal_write, [torch.randn(3, 4)], functionalized=False)
     n += 1
+    n += check_fully_shard()
     print(f"capture_rewrites: {n} cases: plain strided views rewritten exactly (others left), "
-          "in-place writes made values (out_of_place or functionalized) exactly")
+          "in-place writes made values (out_of_place or functionalized) exactly, fully_shard's "
+          "buffers and in-place collectives made values (bad reads refused)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # capture_rewrites: numeric self-tests of gg_capture's graph rewrites (tests/cli/capture_rewrites.py:
-# plain as_strided views, in-place writes made values by out_of_place or functionalization), on
+# plain as_strided views, in-place writes made values by out_of_place or functionalization,
+# torch fully_shard's flat buffers and in-place collectives made values by fsdp2.py), on
 # this checkout's scripts/capture. Laptop mode (no .venv with torch) skips, and says so.
 set -euo pipefail
 ROOT=$2

@@ -21,12 +21,19 @@ parameters on the DP axis:
     FSDP2's fully_shard does); before use the shards are all-gathered over DP, whose backward
     reduce-scatters the gradient (summed) to the shard; the loss is the rank's mean over its
     tokens (no mask) and the gradients are divided by the DP size (FSDP2's default gradient
-    divide factor). What FSDP2's fully_shard itself records under make_fx on the fake group
-    (torch 2.13): its parameters as graph constants, the flat all-gather buffer built by
-    fsdp.all_gather_copy_in / fsdp.split_with_sizes_copy and in-place c10d._allgather_base_ /
-    _reduce_scatter_base_ collectives; GraphGuard reads none of those yet, so this program does
-    what fully_shard does with funcol collectives (`all_gather_into_tensor`,
+    divide factor), written with funcol collectives (`all_gather_into_tensor`,
     `reduce_scatter_tensor`) on each parameter.
+
+With impl="fsdp2" the "fsdp" style is torch's own FSDP2: `torch.distributed.fsdp.fully_shard`
+on mesh["dp"] applied to every block and then to the root, as torchtitan applies it, after
+parallelize_module on mesh["tp"] with TP. The loss is divided by the global token count and
+FSDP2's own gradient division is turned off with torchtitan's `disable_fsdp_gradient_division`
+(set_gradient_divide_factor(1.0): a PREMUL_SUM(1) reduce-scatter), as torchtitan does; the bug
+"fsdp2_division_left_on" leaves FSDP2's default (ReduceOp.AVG over DP) on. With average=True
+the program is FSDP2's default use instead: each rank's loss its own token mean (no mask) and
+FSDP2's averaging left on, which gives the global mean's gradients. What fully_shard
+records (parameters as constants, flat buffers, in-place c10d collectives) is made a value graph
+by gg_capture/fsdp2.py; a dim 0 that DP does not divide is padded by FSDP2, and so here.
 
 With impl="simple_fsdp" the same two styles are torchtitan's own (0.3.0, PyPI):
 `torchtitan.experiments.graph_trainer.simple_fsdp.data_parallel(model, mesh["dp"], mode)` with
@@ -58,7 +65,7 @@ from .pipeline import Block  # x + fc2(gelu(fc1(ln(x)))), tp.py's layers: the pi
 from .pipeline import _rule, program_texts, trace_sequential  # TP placements; S and the files
 
 STYLES = ("ddp", "fsdp")
-IMPLS = ("funcol", "simple_fsdp")
+IMPLS = ("funcol", "simple_fsdp", "fsdp2")
 SIMPLE_MODES = {"ddp": "replicate", "fsdp": "fully_shard"}  # SimpleFSDP's data_parallel modes
 
 BUGS = {
@@ -71,6 +78,9 @@ BUGS = {
     # FSDP: the loss divided by the DP size before the backward on top of FSDP's own gradient
     # division by the DP size
     "grad_divided_twice",
+    # fsdp2: the loss divided by the global token count but FSDP2's own gradient division (by
+    # the DP size, ReduceOp.AVG) left on: torchtitan turns it off (disable_fsdp_gradient_division)
+    "fsdp2_division_left_on",
 }
 
 
@@ -90,10 +100,12 @@ class Model(torch.nn.Module):
             x = layer(x)
         return self.head(x)
 
-    def forward(self, x, target, mask=None):
+    def forward(self, x, target, mask=None, count=None):
+        """`count`: the number of valid tokens to divide by (the global count, all-reduced by
+        the caller), else this batch's."""
         out = self.output(x)
-        total, count = token_loss(out, target, mask)
-        return total / count, out
+        total, local = token_loss(out, target, mask)
+        return total / (local if count is None else count), out
 
 
 class PlainBlock(torch.nn.Module):
@@ -141,7 +153,7 @@ class DataParallelProgram:
     """A dp (x tp) data-parallel program of Model; see the module docstring."""
 
     def __init__(self, dp, tp=1, style="ddp", impl="funcol", m=1, layers=1, hidden=16, ffn=32,
-                 out=8, batch=8, seq=4, bias=True, bug=None, name=None):
+                 out=8, batch=8, seq=4, bias=True, average=False, bug=None, name=None):
         if style not in STYLES or impl not in IMPLS:
             raise ValueError(f"dp: style {style!r}, impl {impl!r} (known: {', '.join(STYLES)}; "
                              f"{', '.join(IMPLS)})")
@@ -151,18 +163,33 @@ class DataParallelProgram:
             raise ValueError("dp: the batch must split over the replicas and micro-batches; "
                              "funcol fsdp is written for TP 1 and one micro-batch")
         self.dp, self.tp, self.style, self.m, self.bug = dp, tp, style, m, bug
-        self.impl = impl
-        if not bias and impl != "simple_fsdp":
-            raise ValueError("dp: bias=False is an option of the simple_fsdp programs")
+        self.impl, self.average = impl, average
+        if average and (impl != "fsdp2" or bug is not None):
+            raise ValueError("dp: average (FSDP2's default gradient averaging) is an option of "
+                             "the correct fsdp2 programs")
+        if not bias and impl == "funcol":
+            raise ValueError("dp: bias=False is an option of the simple_fsdp and fsdp2 programs")
+        if impl == "fsdp2" and (style != "fsdp" or m > 1):
+            raise ValueError("dp: fsdp2 (fully_shard) is written for style fsdp, one micro-batch")
         self.cfg = {"layers": layers, "hidden": hidden, "ffn": ffn, "out": out, "batch": batch,
                     "seq": seq, "bias": bias}
         self.name = name or f"{style}{dp}" + (f"_tp{tp}" if tp > 1 else "")
-        self.masked = style == "ddp" or impl == "simple_fsdp"
+        self.masked = style == "ddp" or (impl != "funcol" and not average)
         what = ("DDP-style gradient all-reduce over DP, loss / global token count"
                 if style == "ddp" else
                 "FSDP-style Shard(0) parameters all-gathered over DP, gradients reduce-scattered "
                 "and divided by DP")
-        if impl == "simple_fsdp":
+        if impl == "fsdp2" and average:
+            what = ("torch.distributed.fsdp.fully_shard (FSDP2) per block and the root on "
+                    "mesh['dp'], each rank's loss its own token mean, FSDP2's default gradient "
+                    "averaging (ReduceOp.AVG over DP)")
+        elif impl == "fsdp2":
+            what = ("torch.distributed.fsdp.fully_shard (FSDP2) per block and the root on "
+                    "mesh['dp'], loss / global token count, FSDP2's gradient division "
+                    + ("left on (divides by DP again)" if bug == "fsdp2_division_left_on" else
+                       "disabled (torchtitan's disable_fsdp_gradient_division)")
+                    + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
+        elif impl == "simple_fsdp":
             what = (f"torchtitan SimpleFSDP data_parallel(mode={SIMPLE_MODES[style]!r}) on "
                     "mesh['dp'], loss / global token count"
                     + (", parallelize_module on mesh['tp']" if tp > 1 else ""))
@@ -190,7 +217,7 @@ class DataParallelProgram:
 
     def model(self, tp):
         """The model (S's, or a rank's before the DP style is applied)."""
-        return PlainModel(self.cfg) if self.impl == "simple_fsdp" else Model(self.cfg, tp)
+        return PlainModel(self.cfg) if self.impl != "funcol" else Model(self.cfg, tp)
 
     # ---- S ------------------------------------------------------------------------------------
 
@@ -205,6 +232,8 @@ class DataParallelProgram:
         outputs are the loss, then the output (fwd) or every parameter's gradient (joint)."""
         if self.impl == "simple_fsdp":
             return self._trace_simple_fsdp(rank, mode)
+        if self.impl == "fsdp2":
+            return self._trace_fsdp2(rank, mode)
         joint = mode == "joint"
         replica, t = divmod(rank, self.tp)
         with fakedist.fake_world(self.world, rank):
@@ -338,6 +367,69 @@ class DataParallelProgram:
         outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
         return graph, outputs, groups
 
+    def _trace_fsdp2(self, rank, mode):
+        """trace_rank for impl="fsdp2": torch's fully_shard on mesh["dp"] of a (dp, tp) mesh,
+        per block and then the root, as torchtitan applies it; the capture of gg_capture/fsdp2.py
+        (parameters lifted to inputs, FSDP2's flat buffers and in-place collectives as values).
+        The loss is the rank's token mean; the gradients are what FSDP2's reduce-scatter leaves
+        in each sharded parameter's .grad."""
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                       parallelize_module)
+        from torchtitan.distributed.fsdp import disable_fsdp_gradient_division
+
+        from . import fsdp2
+        joint = mode == "joint"
+        replica = rank // self.tp
+        with fakedist.fake_world(self.world, rank):
+            trace._clear_dtensor_caches()
+            mesh = init_device_mesh("cpu", (self.dp, self.tp), mesh_dim_names=("dp", "tp"))
+            torch.manual_seed(0)
+            model = PlainModel(self.cfg)
+            if self.tp > 1:
+                for block in model.layers:
+                    parallelize_module(block, mesh["tp"], {"fc1": ColwiseParallel(),
+                                                           "fc2": RowwiseParallel()})
+            for block in model.layers:
+                fully_shard(block, mesh=mesh["dp"])
+            fully_shard(model, mesh=mesh["dp"])
+            if not self.average and self.bug != "fsdp2_division_left_on":
+                disable_fsdp_gradient_division(model)  # the loss is already a global mean
+            fsdp2.lazy_init(model)
+            params = fsdp2.fsdp_params(model)
+            names = [n for n, _ in model.named_parameters()]
+            dp_group = mesh["dp"].get_group()
+            data = {k: v.chunk(self.dp)[replica] for k, v in self.data().items()}
+            data_names = list(data)
+
+            def step(*flat):
+                fsdp2.hold(params, flat[:len(names)])
+                batch = dict(zip(data_names, flat[len(names):]))
+                if self.average:  # the rank's mean; the ranks' average is the global mean
+                    loss, out = model(batch["x"], batch["target"])
+                    reported = fc.all_reduce(loss, "sum", dp_group) / self.dp
+                else:
+                    count = fc.all_reduce(batch["mask"].sum().to(batch["x"].dtype), "sum",
+                                          dp_group)
+                    loss, out = model(batch["x"], batch["target"], batch["mask"], count)
+                    reported = fc.all_reduce(loss, "sum", dp_group)
+                if not joint:
+                    return (reported, out)
+                loss.backward()
+                return (reported, *[fp.sharded_param.grad.to_local() for fp in params])
+
+            args = [fsdp2.local_shard(fp) for fp in params] + [data[k] for k in data_names]
+            with fsdp2.traceable_unsharded_params():
+                gm = trace._make_fx(step, args)
+            gm = fsdp2.value_graph(gm, fsdp2.divide_factors(model))
+            gm = trace.value_graph(gm, args)
+            input_names = [trace.sanitize(n) for n in names] + data_names
+            graph = fxjson.graph_to_json(gm, rank, input_names)
+            groups = trace._process_groups(gm)
+        outputs = ["loss"] + (["output"] if not joint else [trace.sanitize(n) for n in names])
+        return graph, outputs, groups
+
     def texts(self, mode):
         """{"seq.json", "dist.json", "spec.rel"}: S, every rank of D, and the spec."""
         return program_texts(self, mode, lambda seq, ranks: self.spec_text(ranks, mode))
@@ -351,7 +443,7 @@ class DataParallelProgram:
         inside each TP shard (_StridedShard): the pieces in TP-major order."""
         on_dp = "shard(0)" if self.style == "fsdp" else "replicate"
         rule = _rule(self.tp, fqn)
-        if on_dp == rule == "shard(0)" and self.impl == "simple_fsdp":
+        if on_dp == rule == "shard(0)" and self.impl != "funcol":
             pieces = [f"{tensor}@{d * self.tp + t}" for t in range(self.tp) for d in range(self.dp)]
             return f"concat(0, {', '.join(pieces)})"
         return f"placements({on_dp}, {rule}" + ("" if tensor == "D" else f", {tensor}") + ")"

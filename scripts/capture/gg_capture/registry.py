@@ -438,6 +438,17 @@ DP = {
     "sfsdp_fsdp2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp", "bias": False},
     "sfsdp_ddp2_tp2_bias": {"dp": 2, "tp": 2, "impl": "simple_fsdp"},
     "sfsdp_fsdp2_tp2_bias": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "simple_fsdp"},
+    # torch's own FSDP2 fully_shard (per block, then the root) on mesh["dp"]; with TP the blocks
+    # parallelize_module'd on mesh["tp"] first (gg_capture/fsdp2.py: how it is captured)
+    "fully_shard2": {"dp": 2, "style": "fsdp", "impl": "fsdp2"},
+    "fully_shard4": {"dp": 4, "style": "fsdp", "impl": "fsdp2"},
+    "fully_shard2_tp2": {"dp": 2, "tp": 2, "style": "fsdp", "impl": "fsdp2"},
+    # 5 output features: the head's dim 0 does not divide by DP 2 (rows 3 | 2), FSDP2 pads the
+    # second shard with a zero row for its collectives
+    "fully_shard2_uneven": {"dp": 2, "style": "fsdp", "impl": "fsdp2", "out": 5},
+    # FSDP2's default use: each rank's own token mean, its gradients averaged by the
+    # reduce-scatter (ReduceOp.AVG)
+    "fully_shard2_avg": {"dp": 2, "style": "fsdp", "impl": "fsdp2", "average": True},
 }
 
 # Data-parallel bugs of the bug benchmark (tests/bugs, make_bugs.py), as BUGS: case -> (public
@@ -464,6 +475,15 @@ DP_BUGS = {
         "FSDP 2: the loss divided by the DP size before the backward and the reduce-scattered "
         "gradients divided by the DP size again (FSDP2's gradient divide factor)", "joint", 2,
         {"dp": 2, "style": "fsdp", "bug": "grad_divided_twice"}),
+    "fsdp2_division_left_on": (
+        "torchtitan PR #2323 (after the loss moved to the global token count, FSDP's gradient "
+        "averaging was disabled, set_gradient_divide_factor(1.0), which torchtitan's "
+        "disable_fsdp_gradient_division does; a data-parallel wrapper left averaging divides "
+        "the gradients by the DP size twice)",
+        "torch's own FSDP2 fully_shard, DP 2: the loss divided by the global token count, "
+        "FSDP2's default gradient division (ReduceOp.AVG over DP) left on: every gradient 1/DP "
+        "of the global mean's", "joint", 2,
+        {"dp": 2, "style": "fsdp", "impl": "fsdp2", "bug": "fsdp2_division_left_on"}),
 }
 
 
