@@ -610,6 +610,7 @@ class Verifier {
     bool hint_next = false;                             // the next attempt is the guided one
     bool hint_failed = false;  // the guided attempt failed: the full search follows
     int32_t hops = 0;          // else the next attempt's depth
+    int32_t limit_deepenings = 0;  // deeper attempts made after a node or iteration limit
     bool done = false;
     bool blocked = false;
     HintUse hint_use = HintUse::kNone;
@@ -812,6 +813,20 @@ class Verifier {
     count_work(s.outcome);
     if (s.hint_failed && s.outcome.status == NodeStatus::kInferred) {
       s.hint_use = HintUse::kFullRelated;
+    }
+    // A node or iteration limit in a neighbourhood cut short: the saturation spread over
+    // rewrites of what it held before the terms it needed were there. A deeper neighbourhood
+    // holds more of D, and its search ends at the goal as soon as S meets them (the zig-zag
+    // split's backward: 8 computing operators hit the node limit, 16 relate the operator), so a
+    // bounded number of deeper attempts follow (a time limit ends the search: it would again).
+    const bool node_or_iteration_limit = s.outcome.status == NodeStatus::kLimitHit &&
+                                         (s.outcome.stop == StopReason::kNodeLimit ||
+                                          s.outcome.stop == StopReason::kIterationLimit);
+    if (node_or_iteration_limit && a.truncated && s.hops < options_.max_compute_hops &&
+        s.limit_deepenings < options_.limit_deepenings) {
+      ++s.limit_deepenings;
+      s.hops = std::max(1, s.hops * 2);
+      return;
     }
     // Related, a limit, or a conflict; or the whole reachable neighbourhood was searched (a real
     // dead end under the catalogue).

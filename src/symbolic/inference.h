@@ -57,6 +57,10 @@ struct InferenceOptions {
   // max_compute_hops (a reported limit).
   int32_t compute_hops = 1;
   int32_t max_compute_hops = 1024;
+  // Deepenings past a node or iteration limit: a search that hits one in a neighbourhood that
+  // was cut short is tried again deeper, at most this many times per operator (0: a limit ends
+  // the operator's search, as a time limit always does).
+  int32_t limit_deepenings = 2;
   // How deep S operators without a relation of their own are carried into their consumers.
   int32_t max_inline_depth = 16;
   size_t max_d_nodes = 4000;   // D operators added to one local e-graph
