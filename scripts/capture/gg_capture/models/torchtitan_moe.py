@@ -8,7 +8,7 @@ bfloat16 and cast back with .type_as(x)), at a tiny size. A distributed rank dec
 sharding with torchtitan's set_qwen3_sharding_config (no expert parallelism: the experts' ffn dim
 is split over TP, w1/w3 column- and w2 row-parallel, their partial outputs all-reduced) and calls
 the model's own Module.parallelize(ParallelDims) under the spmd_types backend (torchtitan's
-default). The loss is torchtitan's CrossEntropyLoss (vocabulary-parallel at TP > 1). What runs it
+default) or the partial_dtensor one (`backend`). The loss is torchtitan's CrossEntropyLoss (vocabulary-parallel at TP > 1). What runs it
 on the CPU is shims/torchtitan.py; the routing (topk, histc, argsort) runs in the graph on every
 rank alike.
 
@@ -57,7 +57,9 @@ def _defaults():
 #       from the routed experts into the router's top-k scores is each rank's partial sum (the
 #       experts' ffn dim is split over TP), but it is declared Replicate instead of Partial (the
 #       routed experts' local_map in_grad_placements for topk_scores_BLK), so it is never
-#       all-reduced and the router gate's weight gradient keeps one rank's share.
+#       all-reduced and the router gate's weight gradient keeps one rank's share. Only the
+#       "partial_dtensor" backend reads in_grad_placements (DTensor's local_map); spmd_types infers
+#       the gradient types from the forward types, so there the change captures identically.
 BUGS = ("router_grad_replicate",)
 
 
@@ -113,7 +115,7 @@ class TorchtitanMoe(Program):
         self.plan = (f"torchtitan {torchtitan.__version__} Qwen3 MoE (its model code, "
                      "_build_qwen3_moe_layers with GroupedExperts' bf16 torch._grouped_mm, "
                      "set_qwen3_sharding_config without EP, Module.parallelize under the "
-                     "spmd_types backend, flex attention as SDPA on a dense mask, "
+                     f"{self.config['backend']} backend, flex attention as SDPA on a dense mask, "
                      f"CrossEntropyLoss{bug}; scripts/capture/gg_capture/models/torchtitan_moe.py)")
         self._inputs = None
 
