@@ -12,6 +12,7 @@
 # on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, two
 # expert-parallel with data-dependent all-to-all splits and megatron-core's MoE layer with its
 # load-balancing loss (check and verify's numeric run on their traced values.json, --inputs), and
+# torchtitan's own bf16 MoE (PR #2416: evidence within a tolerance that carries bf16's rounding),
 # the ring-attention case
 # (ring_cp.py: its correct version REFINES through the online-softmax lemmas, the buggy one is a
 # VIOLATION with evidence; the whole columns: make_bugs.py --checks GRAPHGUARD --check).
@@ -28,7 +29,8 @@ if "$GG" check --help >/dev/null 2>&1; then
     --only tied_embedding_grad_sync --only torchtitan_1373_grad_not_reduced --only mcore_1446_sp_norm_grad \
     --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
     --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank \
-    --only ep_a2a_splits_transposed --only mcore_3768_moe_aux_loss_scale
+    --only ep_a2a_splits_transposed --only mcore_3768_moe_aux_loss_scale \
+    --only torchtitan_2416_router_grad_replicate
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi
