@@ -33,8 +33,9 @@ TORCHTITAN = {
 _PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama(n, **o))
                   for name, opts in TORCHTITAN.items()})
 # torchtitan's own Qwen3 MoE (models/torchtitan_moe.py): GroupedExperts' bf16 grouped mms split
-# over TP (no expert parallelism), related up to rounding (src/symbolic/lemmas/rounding.rules).
-TORCHTITAN_MOE = {"torchtitan_qwen3_moe": dict()}
+# over TP (no expert parallelism), related up to rounding (src/symbolic/lemmas/rounding.rules);
+# _sp: with sequence parallelism.
+TORCHTITAN_MOE = {"torchtitan_qwen3_moe": dict(), "torchtitan_qwen3_moe_sp": dict(sp=True)}
 _PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_moe.TorchtitanMoe(n, **o))
                   for name, opts in TORCHTITAN_MOE.items()})
 

@@ -6,7 +6,8 @@ builder (_build_qwen3_moe_layers: fused QKV with per-head q/k RMSNorm, cos/sin R
 top-k router with normalized scores, GroupedExperts whose SwiGLU experts run torch._grouped_mm in
 bfloat16 and cast back with .type_as(x)), at a tiny size. A distributed rank declares the
 sharding with torchtitan's set_qwen3_sharding_config (no expert parallelism: the experts' ffn dim
-is split over TP, w1/w3 column- and w2 row-parallel, their partial outputs all-reduced) and calls
+is split over TP, w1/w3 column- and w2 row-parallel, their partial outputs all-reduced, or with
+`sp` reduce-scattered along the sequence) and calls
 the model's own Module.parallelize(ParallelDims) under the spmd_types backend (torchtitan's
 default) or the partial_dtensor one (`backend`). The loss is torchtitan's CrossEntropyLoss (vocabulary-parallel at TP > 1). What runs it
 on the CPU is shims/torchtitan.py; the routing (topk, histc, argsort) runs in the graph on every
@@ -73,7 +74,7 @@ def _seed_config_bug(cfg, bug):
         routed.local_map.in_grad_placements = tuple(grads)
 
 
-def build(tp, backend="spmd_types", layers=1, dim=32, heads=8, kv_heads=4, head_dim=8, experts=4,
+def build(tp, backend="spmd_types", sp=False, layers=1, dim=32, heads=8, kv_heads=4, head_dim=8, experts=4,
           top_k=2, moe_ffn=32, vocab=64, seq=8, batch=1, bug=None):
     """A gg_capture factory: torchtitan's Qwen3 MoE training step (model + loss) of rank tp.rank;
     `bug` is the bug benchmark's (above). torch._grouped_mm needs 16-byte strides: moe_ffn / tp
@@ -84,7 +85,7 @@ def build(tp, backend="spmd_types", layers=1, dim=32, heads=8, kv_heads=4, head_
         raise ValueError(f"bug {bug!r}: bugs {BUGS}")
     shim.apply()
     cfg = config(dim, heads, kv_heads, head_dim, experts, top_k, moe_ffn, vocab, seq, layers)
-    set_qwen3_sharding_config(cfg, enable_sp=False, enable_ep=False)
+    set_qwen3_sharding_config(cfg, enable_sp=sp, enable_ep=False)
     if bug is not None and tp.size > 1:
         _seed_config_bug(cfg, bug)
     torch.manual_seed(0)
@@ -114,7 +115,9 @@ class TorchtitanMoe(Program):
         bug = f", bug {self.config['bug']}" if "bug" in self.config else ""
         self.plan = (f"torchtitan {torchtitan.__version__} Qwen3 MoE (its model code, "
                      "_build_qwen3_moe_layers with GroupedExperts' bf16 torch._grouped_mm, "
-                     "set_qwen3_sharding_config without EP, Module.parallelize under the "
+                     "set_qwen3_sharding_config without EP"
+                     f"{' with sequence parallelism' if self.config['sp'] else ''}, "
+                     "Module.parallelize under the "
                      f"{self.config['backend']} backend, flex attention as SDPA on a dense mask, "
                      f"CrossEntropyLoss{bug}; scripts/capture/gg_capture/models/torchtitan_moe.py)")
         self._inputs = None
