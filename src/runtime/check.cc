@@ -282,7 +282,7 @@ CheckResult RunCheckPasses(const ir::Graph& s_graph, const ir::Program& d_progra
 
   // indices, and the values at them in each perturbed run
   std::map<ir::TensorRef, std::pair<at::Tensor, std::vector<at::Tensor>>> samples;
-  // Runs of the check: D and S per pass, and the perturbed S once.
+  // Runs of the check: D and S per pass, and the perturbed S (ReferenceRuns times, counted once).
   size_t runs_done = 0;
   const size_t runs = 2 * passes.size() + 1;
   auto stage = [&](size_t pass, const std::string& what) {
