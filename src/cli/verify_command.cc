@@ -304,10 +304,12 @@ VerifyRun RunVerification(const ParsedCommand& command,
     options.progress = [&progress](ir::NodeId next) { progress->OnOperator(next); };
   }
   const UserLemmas user_lemmas = LoadUserLemmas(command.Many("--lemmas"), proposed);
-  run.result = symbolic::Verify(run.s_graph, run.d_program, relations,
-                                user_lemmas.empty() ? symbolic::LemmaCatalogue::Default().Rules()
-                                                    : user_lemmas.RulesWithCatalogue(),
-                                options);
+  std::vector<symbolic::Rewrite> rules = user_lemmas.empty()
+                                             ? symbolic::LemmaCatalogue::Default().Rules()
+                                             : user_lemmas.RulesWithCatalogue();
+  // --exact-casts: floating-point casts stay opaque (no lemma that holds only up to rounding).
+  if (command.Has("--exact-casts")) std::erase_if(rules, symbolic::IsRoundingRule);
+  run.result = symbolic::Verify(run.s_graph, run.d_program, relations, rules, options);
   user_lemmas.AddPremises(&run.result);
   return run;
 }
@@ -609,6 +611,11 @@ Command VerifyCommand() {
       "--no-timing", "leave wall-clock times out of every report (deterministic output)"));
   spec.options.push_back(OptionSpec::Flag(
       "--no-numeric", "no numeric run on an UNKNOWN verdict (symbolic engine only)"));
+  spec.options.push_back(OptionSpec::Flag(
+      "--exact-casts",
+      "leave out the lemmas that hold only up to floating-point rounding (rounding.rules: a "
+      "float cast commuted with sums and casts); by default they are used and a verdict on graphs "
+      "that narrow floats lists the premise 'rounding'"));
   spec.options.push_back(
       OptionSpec::One("--seed", "N", "random seed of that numeric run's inputs (default 0)"));
   spec.options.push_back(OptionSpec::One(

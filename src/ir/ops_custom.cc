@@ -37,9 +37,9 @@ std::vector<OpEntry> CustomOps() {
        "epsilon) -> ()",
        FusedAddRmsNorm, custom | traits::SumsLastDim() | traits::Lower("fused_add_rms_norm")},
       // torchtitan's MoE combine (torchtitan/ops/scatter_add.py): out.scatter_add(0, index, src)
-      // with deterministic algorithms on; opaque
+      // with deterministic algorithms on; lowered as aten::scatter_add along dim 0
       {"torchtitan::deterministic_scatter_add(Tensor out, Tensor index, Tensor src) -> Tensor",
-       TorchtitanScatterAdd, custom | traits::Fresh()},
+       TorchtitanScatterAdd, custom | traits::Fresh() | traits::Lower("torchtitan_scatter_add")},
       {"_C::silu_and_mul(Tensor(a!) out, Tensor input) -> ()", SiluAndMul,
        custom | traits::Lower("silu_and_mul")},
       {"_C::rotary_embedding(Tensor positions, Tensor(a!) query, Tensor(b!)? key, int head_size, "

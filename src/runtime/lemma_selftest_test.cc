@@ -71,6 +71,45 @@ TEST(LemmaSelfTest, AFalseLemmaFails) {
   EXPECT_NE(report.failures[0].find("(exp (sumr"), std::string::npos) << report.failures[0];
 }
 
+// rounding.rules' lemmas hold up to the rounding of their casts: compared within that rounding,
+// cast-of-sumr passes; the same rule in another family (compared to 1e-9) fails, so the casts do
+// round in the self-test; and a rounding lemma that drops a term fails despite the tolerance.
+TEST(LemmaSelfTest, RoundingLemmasAreComparedWithinTheCastsRounding) {
+  const std::string sum_of_casts =
+      "# cast(sum x) = sum cast(x)   up to rounding\n"
+      "cast-of-sumr: (cast (sumr ?xs...) ?t) => (sumr (cast ?xs ?t)...) if float-cast\n"
+      "#   test W in 2..4; ?xs: [a, m]; ?t = 7\n";
+  auto rounding = symbolic::LemmaCatalogue::Load({{"rounding.rules", sum_of_casts}});
+  symbolic::LemmaSelfTestReport report = SelfTestLemma(rounding.lemmas()[0]);
+  EXPECT_TRUE(report.failures.empty()) << report.failures[0];
+  EXPECT_GT(report.compared, 0u);
+
+  auto exact = symbolic::LemmaCatalogue::Load({{"exact.rules", sum_of_casts}});
+  report = SelfTestLemma(exact.lemmas()[0]);
+  ASSERT_FALSE(report.failures.empty());
+  EXPECT_NE(report.failures[0].find("differs from"), std::string::npos) << report.failures[0];
+
+  auto dropped = symbolic::LemmaCatalogue::Load(
+      {{"rounding.rules",
+        "# cast(x + y) = cast(x)   (false: y dropped)\n"
+        "cast-drops-y: (cast (add ?x ?y) ?t) => (cast ?x ?t) if float-cast\n"
+        "#   test ?x: [a, m]; ?y: [a, m]; ?t = 7\n"}});
+  report = SelfTestLemma(dropped.lemmas()[0]);
+  ASSERT_FALSE(report.failures.empty());
+  EXPECT_NE(report.failures[0].find("differs from"), std::string::npos) << report.failures[0];
+}
+
+// float-cast refuses casts to integers: a rounding lemma never applies to a truncation.
+TEST(LemmaSelfTest, RoundingLemmasRefuseIntegerCasts) {
+  auto lemmas = symbolic::LemmaCatalogue::Load(
+      {{"rounding.rules",
+        "# cast(sum x) = sum cast(x)\n"
+        "cast-of-sumr: (cast (sumr ?xs...) ?t) => (sumr (cast ?xs ?t)...) if float-cast\n"
+        "#   test W in 2..4; ?xs: [a, m]; ?t = 5\n"}});
+  SelfTestCase c = symbolic::RunLemmaSelfTest(lemmas.lemmas()[0], 0, 0);
+  EXPECT_FALSE(c.condition_held);
+}
+
 // A lemma without a signature cannot be checked: reported, never passed.
 TEST(LemmaSelfTest, ALemmaWithoutASignatureFails) {
   auto lemmas = symbolic::LemmaCatalogue::Load(

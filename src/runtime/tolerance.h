@@ -10,7 +10,8 @@
 // and sqrt(K) roundings of the accumulation precision (float32 for 16-bit types), the
 // probabilistic error of a sum (Higham & Mary 2019). Perturbations propagate through the rest of the graph exactly as
 // rounding errors do, so the spread between the perturbed and the plain run, sigma_t (RMS over a
-// fixed sample of elements), is the rounding noise of tensor t at its depth in the graph. S and a
+// fixed sample of elements; a tensor of fewer than 8 elements is sampled over several perturbed
+// runs, check.cc's ReferenceRuns), is the rounding noise of tensor t at its depth in the graph. S and a
 // correct D then differ elementwise by at most lambda * sqrt(2) * sigma_t (each side has its own
 // rounding noise), lambda = sqrt(2 ln(2 N / delta)) the Gaussian tail bound for the largest of N elements with false-alarm probability delta = 1e-6
 // per tensor. The perturbations are relative, so sigma_t is the noise of a typical element: an

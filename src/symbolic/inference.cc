@@ -20,6 +20,7 @@
 #include "ir/op_registry.h"
 #include "symbolic/extract.h"
 #include "symbolic/index_domain.h"
+#include "symbolic/lemma_catalogue.h"
 #include "symbolic/local_graph.h"
 #include "symbolic/lowering.h"
 #include "symbolic/memo.h"
@@ -368,6 +369,95 @@ void AddPremises(VerifyResult* result, const std::vector<Premise>& premises) {
 
 namespace {
 
+// Significand bits of a real floating dtype (0 for the others).
+int MantissaBits(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kBFloat16:
+      return 8;
+    case ir::DType::kFloat16:
+      return 11;
+    case ir::DType::kFloat32:
+      return 24;
+    case ir::DType::kFloat64:
+      return 53;
+    default:
+      return 0;
+  }
+}
+
+// "name (f32->bf16)" for each operator of `graph` whose floating output has fewer significand
+// bits than its first floating input.
+std::vector<std::string> NarrowingConversions(const ir::Graph& graph) {
+  std::vector<std::string> found;
+  for (const ir::Node& node : graph.nodes) {
+    if (node.kind != ir::NodeKind::kOperator) continue;
+    int from_bits = 0;
+    ir::DType from = ir::DType::kFloat32;
+    for (ir::TensorRef in : node.TensorInputs()) {
+      from = graph.type(in).dtype;
+      from_bits = MantissaBits(from);
+      if (from_bits > 0) break;
+    }
+    if (from_bits == 0) continue;
+    for (const ir::NodeOutput& out : node.outputs) {
+      if (!out.type) continue;
+      const int bits = MantissaBits(out.type->dtype);
+      if (bits > 0 && bits < from_bits) {
+        found.push_back(node.name + " (" + std::string(ir::ShortName(from)) + "->" +
+                        std::string(ir::ShortName(out.type->dtype)) + ")");
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<Premise> RoundingPremises(const ir::Graph& s_graph, const ir::Program& d_program,
+                                      const std::vector<Rewrite>& rules,
+                                      const VerifyResult& result) {
+  std::set<std::string> rounding_ids;
+  for (const Rewrite& rule : rules) {
+    if (IsRoundingRule(rule)) rounding_ids.insert(rule.id);
+  }
+  if (rounding_ids.empty()) return {};
+  std::set<std::string> used;
+  auto scan = [&](const std::vector<std::string>& proof) {
+    for (const std::string& step : proof) {
+      if (rounding_ids.count(step)) used.insert(step);
+    }
+  };
+  for (const OutputCheck& output : result.outputs) scan(output.proof);
+  for (const auto& [name, rels] : result.relations) {
+    for (const InferredRelation& rel : rels) scan(rel.proof);
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> conversions;
+  auto collect = [&](const ir::Graph& graph, std::string where) {
+    std::vector<std::string> found = NarrowingConversions(graph);
+    if (!found.empty()) conversions.emplace_back(std::move(where), std::move(found));
+  };
+  collect(s_graph, "S");
+  for (int32_t r = 0; r < d_program.world_size(); ++r) {
+    collect(d_program.rank(r), "D rank " + std::to_string(r));
+  }
+  if (used.empty() && conversions.empty()) return {};
+  std::string text = "floating-point rounding at casts ignored";
+  if (!used.empty()) {
+    text += "; used:";
+    for (const std::string& id : used) text += " " + id;
+  }
+  constexpr size_t kNamed = 4;  // conversions named per graph
+  for (const auto& [where, names] : conversions) {
+    text += "; " + where + " narrows:";
+    for (size_t i = 0; i < names.size() && i < kNamed; ++i) text += (i ? ", " : " ") + names[i];
+    if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
+  }
+  return {{"rounding", text, kRoundingFile}};
+}
+
+namespace {
+
 // One run of relation inference and its verdict (Verify). The state the S operators share lives
 // here: what is known per S tensor, which S tensors were read, which failed operators may be
 // carried into their consumers, the memo of local problems. Run() takes the S operators level by
@@ -434,6 +524,8 @@ class Verifier {
       const std::string where = "D rank " + std::to_string(r);
       AddPremises(&result_, IndexDomainPremises(d_program_.rank(r), where, &spec_.constants));
     }
+    // Casts commuted with sums up to rounding (rounding.rules), or narrowing casts in the graphs.
+    AddPremises(&result_, RoundingPremises(s_graph_, d_program_, rules_, result_));
     result_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return std::move(result_);
   }

@@ -548,6 +548,48 @@ VerifyResult VerifyRegion(const std::string& spec_file, const std::string& dist,
   return result;
 }
 
+// ---- casts up to rounding (lemmas/rounding.rules) on torchtitan's bf16 MoE (tests/corpus)
+// --------
+
+TEST(RoundingPremiseTest, Bf16MoeRefinesOnlyUnderTheRoundingPremise) {
+  const fs::path dir = fs::path(GG_SOURCE_DIR) / "tests/corpus/torchtitan_qwen3_moe/fwd";
+  ir::Graph s = frontend::LoadGraph((dir / "seq.json").string());
+  ir::Program d = frontend::LoadProgram({(dir / "tp2.json").string()});
+  SpecResult spec = EvaluateSpec(RelationSpec::Load((dir / "spec.rel").string()), s, d);
+  std::vector<Rewrite> rules = LemmaCatalogue::Default().Rules();
+  VerifyResult r = Verify(s, d, spec, rules, InferenceOptions{});
+  EXPECT_EQ(r.verdict, Verdict::kRefines) << Describe(r, s);
+  ASSERT_EQ(r.premises.size(), 1u);
+  EXPECT_EQ(r.premises[0].kind, "rounding");
+  EXPECT_EQ(r.premises[0].origin, "rounding.rules");
+  const std::string& text = r.premises[0].text;
+  EXPECT_NE(text.find("floating-point rounding at casts ignored; used: cast-of-sumr"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; S narrows: "), std::string::npos) << text;
+  EXPECT_NE(text.find("(f32->bf16)"), std::string::npos) << text;
+  EXPECT_NE(text.find("; D rank 1 narrows: "), std::string::npos) << text;
+
+  // Without the rounding family the casts are opaque: the proof stops at GroupedExperts' cast back
+  // (.type_as(x)) and nothing rests on the premise.
+  std::erase_if(rules, IsRoundingRule);
+  VerifyResult exact = Verify(s, d, spec, rules, InferenceOptions{});
+  EXPECT_EQ(exact.verdict, Verdict::kUnknown) << Describe(exact, s);
+  ASSERT_TRUE(exact.first_failure.has_value());
+  EXPECT_EQ(s.node(exact.nodes[*exact.first_failure].s_node).op.name, "_to_copy");
+  EXPECT_TRUE(exact.premises.empty());
+
+  // S against itself uses no rounding lemma, but its narrowing casts still carry the premise.
+  ir::Program self = frontend::LoadProgram({(dir / "seq.json").string()});
+  VerifyResult same =
+      Verify(s, self, EvaluateSpec(RelationSpec::Load((dir / "spec.rel").string()), s, self),
+             LemmaCatalogue::Default().Rules(), InferenceOptions{});
+  EXPECT_EQ(same.verdict, Verdict::kRefines) << Describe(same, s);
+  ASSERT_EQ(same.premises.size(), 1u);
+  EXPECT_EQ(same.premises[0].text.find("used:"), std::string::npos) << same.premises[0].text;
+  EXPECT_NE(same.premises[0].text.find("; S narrows: "), std::string::npos);
+}
+
 TEST(RegionInferenceTest, CutRegionRefinesUnderTheCutPremiseAndLooksNoHigher) {
   ir::Graph s;
   VerifyResult r = VerifyRegion("region.rel", "dist", &s);

@@ -48,6 +48,16 @@ std::vector<LemmaFile> EmbeddedLemmaFiles();
 // The *.rules files of a directory, by name; throws gg::InputError when it cannot be read.
 std::vector<LemmaFile> LemmaFilesInDir(const std::string& dir);
 
+// The family of lemmas that hold only up to floating-point rounding (lemmas/rounding.rules: casts
+// commuted with sums and other casts). Their self-test compares up to the casts' rounding, a
+// verdict that may rest on them lists the premise "rounding" (inference.h), and `verify
+// --exact-casts` leaves them out (IsRoundingRule).
+inline constexpr char kRoundingFamily[] = "rounding";
+inline constexpr char kRoundingFile[] = "rounding.rules";
+
+// Whether `rule` comes from the rounding family's file.
+inline bool IsRoundingRule(const Rewrite& rule) { return rule.file == kRoundingFile; }
+
 struct Lemma {
   Rewrite rule;
   std::string family;              // file name without .rules

@@ -1637,6 +1637,40 @@ bool IntegerDivision(const EGraph& g, const Bindings& b) {
          x->dtype != ir::DType::kBool && v && !TypeOf(g, n) && *v != 0.0 && *v == std::floor(*v);
 }
 
+// A floating dtype code that is not complex (f16, bf16, f32, f64): a cast to it rounds.
+bool IsRealFloatCode(std::optional<int64_t> code) {
+  if (!code || *code < 0 || *code > static_cast<int64_t>(ir::DType::kComplex128)) return false;
+  const auto dtype = static_cast<ir::DType>(*code);
+  return ir::IsFloatingPoint(dtype) && !ir::IsComplex(dtype);
+}
+
+// rounding.rules: every tensor operand (?x, ?y, each of ?xs) is a real floating tensor and the
+// cast targets ?t (and ?u, when bound) are real floating dtypes, so each cast is a rounding — never
+// a float <-> integer/bool conversion (a truncation) nor a complex one.
+bool FloatCast(const EGraph& g, const Bindings& b) {
+  auto real_float = [&](ClassId id) {
+    const auto& type = TypeOf(g, id);
+    return type && ir::IsFloatingPoint(type->dtype) && !ir::IsComplex(type->dtype);
+  };
+  for (const char* name : {"x", "y"}) {
+    if (auto v = MaybeVar(b, name); v && !real_float(*v)) return false;
+  }
+  if (const std::vector<ClassId>* xs = MaybeList(b, "xs")) {
+    for (ClassId x : *xs) {
+      if (!real_float(x)) return false;
+    }
+  }
+  if (auto u = MaybeVar(b, "u"); u && !IsRealFloatCode(IntOf(g, *u))) return false;
+  return IsRealFloatCode(IntOf(g, b.Var("t")));
+}
+
+// (cast ?x ?t) with ?t the dtype ?x already has: the cast changes nothing.
+bool CastToOwnDtype(const EGraph& g, const Bindings& b) {
+  const auto& x = TypeOf(g, b.Var("x"));
+  const std::optional<int64_t> t = IntOf(g, b.Var("t"));
+  return x && t && *t == static_cast<int64_t>(x->dtype);
+}
+
 // ?z is the number 0 (so -z is z: negation commutes with a zero fill).
 bool ZeroFill(const EGraph& g, const Bindings& b) { return IsZeroNumber(g, b.Var("z")); }
 
@@ -2883,6 +2917,8 @@ ConditionTable BuildConditions() {
   t.Add("mask-same-shape", MaskSameShape);
   t.Add("zero-fill", ZeroFill);
   t.Add("integer-division", IntegerDivision);
+  t.Add("float-cast", FloatCast);
+  t.Add("cast-to-own-dtype", CastToOwnDtype);
   t.Add("adds-nothing", AddsNothing);
   t.Add("onehot-row-weight", OnehotRowWeight);
   t.Add("copies-bcast", CopiesBroadcast);

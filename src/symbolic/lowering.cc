@@ -1195,7 +1195,9 @@ bool IsZeros(const ir::Graph& graph, ir::TensorRef ref) {
   if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten") return false;
   const std::string& name = producer.op.name;
   if (name == "zeros" || name == "zeros_like" || name == "new_zeros") return true;
-  if (name == "_to_copy" || name == "clone") {  // zeros converted or copied are zeros
+  // zeros converted, copied, viewed or split are zeros
+  if (name == "_to_copy" || name == "clone" || name == "view" || name == "_unsafe_view" ||
+      name == "reshape" || name == "split" || name == "split_with_sizes" || name == "slice") {
     std::vector<ir::TensorRef> ins = producer.TensorInputs();
     return ins.size() == 1 && IsZeros(graph, ins[0]);
   }
@@ -1295,7 +1297,7 @@ Outputs IndexPutRowsColsUpdate(const LowerContext& l,
 // index_put(self, [ids], v, accumulate=True) with integer ids on dim 0 and v of shape
 // ids.shape + self.shape[1:] (no broadcast): v's rows summed into self's rows at ids, i.e.
 // embedding_bwd(v, ids, rows), added to self unless self is zeros (the backward of an index
-// gather, Mixtral's per-token expert weights).
+// gather, Mixtral's per-token expert weights); for a 1-d self through a trailing dim of 1.
 Outputs IndexPutAccumulate(const LowerContext& l, const ir::TensorRef& ids) {
   const TensorType& self = l.InType("self");
   const TensorType& ids_type = l.graph().type(ids);
@@ -1312,15 +1314,50 @@ Outputs IndexPutAccumulate(const LowerContext& l, const ir::TensorRef& ids) {
   // index_put wraps negative ids (a row -1 is the last one); embedding_bwd drops ids outside
   // [0, rows), so the wrap is written unless the ids are proved non-negative (IndexIds)
   const int64_t rows = self.shape[0].value();
-  ClassId summed = l.Op("embedding_bwd", {l.T("values"), IndexIds(l, ids, rows), l.N(rows)});
+  // A 1-d self has scalar rows: v gets a trailing dim of 1 for embedding_bwd (whose rows are
+  // [m...]) and the sum loses it again (the backward of a 1-d gather, x[perm], torchtitan's
+  // routing scores).
+  const bool scalar_rows = self.shape.size() == 1;
+  ClassId v = l.T("values");
+  if (scalar_rows) {
+    std::vector<ClassId> sizes{v};
+    for (const ir::Dim& d : ids_type.shape) {
+      if (!d.is_static()) throw NotCovered{};
+      sizes.push_back(l.N(d.value()));
+    }
+    sizes.push_back(l.N(1));
+    v = l.Op("reshape", std::move(sizes));
+  }
+  ClassId summed = l.Op("embedding_bwd", {v, IndexIds(l, ids, rows), l.N(rows)});
+  if (scalar_rows) summed = l.Op("reshape", {summed, l.N(rows)});
   const ir::Value& self_arg = l.Arg("self");
   if (self_arg.is_tensor() && IsZeros(l.graph(), self_arg.as_tensor())) return One(summed);
   return One(l.Op("add", {l.T("self"), summed}));
 }
 
 // Whether `ref` is the indices output of topk along the last of `rank` dims: distinct within
-// every row, so a scatter of them writes no position twice.
+// every row, so a scatter of them writes no position twice. Views of it to its own shape count
+// (DTensor's local_map hands its region a view of each local tensor).
 bool IsTopkIndicesAlongLast(const ir::Graph& graph, ir::TensorRef ref, int64_t rank) {
+  for (;;) {
+    const ir::Node& n = graph.node(ref.node);
+    if (n.kind != ir::NodeKind::kOperator || n.op.ns != "aten") break;
+    const std::string& op = n.op.name;
+    std::vector<ir::TensorRef> ins = n.TensorInputs();
+    if (ins.size() != 1) break;
+    if (op == "view" || op == "_unsafe_view" || op == "reshape" || op == "alias" || op == "clone") {
+      if (graph.type(ins[0]).shape != graph.type(ref).shape) return false;
+    } else if (op == "split" || op == "split_with_sizes" || op == "slice") {
+      // whole rows of the last dim kept (a DTensor sharded backward splits the tokens)
+      const size_t at = op == "slice" ? 1 : 2;
+      const int64_t dim = n.args.size() > at && n.args[at].is_int() ? n.args[at].as_int() : 0;
+      if (n.args.size() > at && !n.args[at].is_int()) return false;
+      if (ir::WrapDim(dim, rank) == rank - 1) return false;
+    } else {
+      break;
+    }
+    ref = ins[0];
+  }
   const ir::Node& producer = graph.node(ref.node);
   if (producer.kind != ir::NodeKind::kOperator || producer.op.ns != "aten" ||
       producer.op.name != "topk" || ref.output != 1) {
@@ -1505,7 +1542,8 @@ Outputs EmbeddingDenseBackward(const LowerContext& l) {
 }
 
 // The 1-d ids [M] that `index` [M, H] repeats along its columns: expand(unsqueeze(ids, 1), [M or
-// -1, H]) (an MoE unpermute's row index broadcast over the hidden dim); nullopt otherwise.
+// -1, H]), or expand(ids.view(-1, 1), ...) (an MoE unpermute's row index broadcast over the hidden
+// dim); nullopt otherwise.
 std::optional<ir::TensorRef> RowIdsExpandedOverColumns(const ir::Graph& graph,
                                                        ir::TensorRef index) {
   auto producer = [&](ir::TensorRef ref, const char* name) -> const ir::Node* {
@@ -1519,25 +1557,31 @@ std::optional<ir::TensorRef> RowIdsExpandedOverColumns(const ir::Graph& graph,
   ir::TensorRef column = expand->TensorInputs()[0];
   const ir::Shape& c = graph.type(column).shape;
   if (c.size() != 2 || c[1] != ir::Dim(1)) return std::nullopt;
-  const ir::Node* unsqueeze = producer(column, "unsqueeze");
-  if (unsqueeze == nullptr) return std::nullopt;
-  ir::TensorRef ids = unsqueeze->TensorInputs()[0];
-  if (graph.type(ids).shape.size() != 1) return std::nullopt;
+  // the column [M, 1]: unsqueeze(ids, 1), or a view / reshape of the 1-d ids (ids.view(-1, 1),
+  // torchtitan's combine), which is the same column whatever the sizes were written as
+  const ir::Node* column_op = producer(column, "unsqueeze");
+  for (const char* view : {"view", "reshape", "_unsafe_view"}) {
+    if (column_op == nullptr) column_op = producer(column, view);
+  }
+  if (column_op == nullptr) return std::nullopt;
+  ir::TensorRef ids = column_op->TensorInputs()[0];
+  if (graph.type(ids).shape.size() != 1 || graph.type(ids).shape[0] != c[0]) return std::nullopt;
   return ids;
 }
 
 // scatter_add(zeros [N, H], 0, expand(unsqueeze(ids, 1), [M, H]), src [M, H]): row k sums the
 // rows of src whose id is k, (embedding_bwd src ids N) (an MoE unpermute adding each token's
 // expert outputs back; what an embedding's weight gradient is). Domain: scatter_add raises on ids
-// outside [0, N), as embedding_bwd's lemmas assume. Other indices stay opaque.
-Outputs ScatterAdd(const LowerContext& l) {
-  const TensorType& self = l.InType("self");
+// outside [0, N), as embedding_bwd's lemmas assume. Other indices stay opaque. `self` names the
+// argument scattered into (aten: self; torchtitan's custom op: out), `dim` the scatter dim.
+Outputs ScatterRowsIntoZeros(const LowerContext& l, const char* self_name, int64_t dim) {
+  const TensorType& self = l.InType(self_name);
   const TensorType& src = l.InType("src");
-  if (self.shape.size() != 2 || l.Dim(l.I("dim")) != 0 || src.dtype != self.dtype ||
-      src.shape.size() != 2 || src.shape[1] != self.shape[1] || !self.shape[0].is_static()) {
+  if (self.shape.size() != 2 || dim != 0 || src.dtype != self.dtype || src.shape.size() != 2 ||
+      src.shape[1] != self.shape[1] || !self.shape[0].is_static()) {
     throw NotCovered{};
   }
-  const ir::Value& self_arg = l.Arg("self");
+  const ir::Value& self_arg = l.Arg(self_name);
   const ir::Value& index = l.Arg("index");
   if (!self_arg.is_tensor() || !IsZeros(l.graph(), self_arg.as_tensor()) || !index.is_tensor() ||
       l.InType("index").shape != src.shape) {
@@ -1549,6 +1593,21 @@ Outputs ScatterAdd(const LowerContext& l) {
   if (id_type != ir::DType::kInt64 && id_type != ir::DType::kInt32) throw NotCovered{};
   return One(l.Op("embedding_bwd", {l.T("src"), l.TensorClass(*ids), l.N(self.shape[0].value())}));
 }
+
+// scatter_add along the last dim (of a tensor of 2 or more dims) into zeros with a topk's ids: as
+// scatter.src (ScatterSrc; the ids of a row are distinct, and a sum into zeros either way): the
+// backward of gathering a router's top-k scores (torchtitan's MoE). Along dim 0: rows.
+Outputs ScatterAdd(const LowerContext& l) {
+  const int64_t dim = l.Dim(l.I("dim"));
+  if (dim > 0 && dim == static_cast<int64_t>(l.InType("self").shape.size()) - 1) {
+    return ScatterSrc(l);
+  }
+  return ScatterRowsIntoZeros(l, "self", dim);
+}
+
+// torchtitan::deterministic_scatter_add(out, index, src) = out.scatter_add(0, index, src)
+// (torchtitan/ops/scatter_add.py, its MoE combine): as ScatterAdd along dim 0.
+Outputs TorchtitanScatterAdd(const LowerContext& l) { return ScatterRowsIntoZeros(l, "out", 0); }
 
 Outputs Zeros(const LowerContext& l) { return FullOf(l, 0.0); }
 Outputs Ones(const LowerContext& l) { return FullOf(l, 1.0); }
@@ -1640,6 +1699,7 @@ const std::map<std::string, LowerFn>& Table() {
       {"rsub", Rsub},
       {"safe_softmax", SafeSoftmax},
       {"scatter_add", ScatterAdd},
+      {"torchtitan_scatter_add", TorchtitanScatterAdd},
       {"scatter_src", ScatterSrc},
       {"scatter_value", ScatterValue},
       {"sdpa", Sdpa},

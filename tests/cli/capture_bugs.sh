@@ -12,6 +12,7 @@
 # on real torchtitan and real megatron-core too, one of them a pipeline, one a TP x DP mesh, two
 # expert-parallel with data-dependent all-to-all splits and megatron-core's MoE layer with its
 # load-balancing loss (check and verify's numeric run on their traced values.json, --inputs), and
+# torchtitan's own bf16 MoE (PR #2416: evidence within a tolerance that carries bf16's rounding),
 # the ring-attention case and the two context-parallel gradient cases
 # (ring_cp.py: its correct version REFINES through the online-softmax lemmas, the buggy one is a
 # VIOLATION with evidence; the whole columns: make_bugs.py --checks GRAPHGUARD --check).
@@ -29,7 +30,8 @@ if "$GG" check --help >/dev/null 2>&1; then
     --only pp_stash_wrong_micro_batch --only swift_9947_logps_no_autograd \
     --only ring_merge_no_rescale --only dp_grad_reduce_tp_axis --only ep_wrong_expert_rank \
     --only ep_a2a_splits_transposed --only mcore_3768_moe_aux_loss_scale \
-    --only cp_kv_grad_not_reduce_scattered --only cp_weight_grads_not_reduced
+    --only cp_kv_grad_not_reduce_scattered --only cp_weight_grads_not_reduced \
+    --only torchtitan_2416_router_grad_replicate
 else
   echo "capture_bugs: SKIP graphguard check: built without LibTorch (laptop mode)"
 fi

@@ -12,7 +12,8 @@
 #      torchtitan_llama_sp/joint (real torchtitan under its spmd_types backend: shims/torchtitan.py,
 #      spmd_types' in-place collectives made functional, the spec from spmd_types types) and
 #      megatron_tp2_cp_zigzag/joint (context parallelism's joint program on a cp x tp mesh: the
-#      loss partial over CP, the gradients all-reduced over the CP group) gives
+#      loss partial over CP, the gradients all-reduced over the CP group) and
+#      torchtitan_qwen3_moe/fwd (torchtitan's own MoE: bf16 torch._grouped_mm experts over TP) give
 #      byte-identical files; with megatron-core installed, mcore_gpt_sp/joint too (real
 #      megatron-core through gg_capture's shims, its hand-written cross-entropy backward
 #      functionalized, autograd's as_strided views written as plain views).
@@ -37,7 +38,7 @@ if [[ ! -x $PY ]] || ! "$PY" -c 'import torch' 2>/dev/null; then
   exit 0
 fi
 CASES=(megatron_gpt_sp/fwd hf_mixtral/joint hf_llama_tp_plan/fwd dtensor_llama_sp/joint
-       torchtitan_llama_sp/joint megatron_tp2_cp_zigzag/joint)
+       torchtitan_llama_sp/joint megatron_tp2_cp_zigzag/joint torchtitan_qwen3_moe/fwd)
 if "$PY" -c 'import megatron.core' 2>/dev/null; then
   CASES+=(mcore_gpt_sp/joint)
 else

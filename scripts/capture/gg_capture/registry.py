@@ -1,6 +1,6 @@
 """Names of the programs capture.py knows (corpus models and bug-benchmark cases)."""
 from .models import (dp_attention, dtensor_llama, ep_moe, hf, megatron_core, megatron_cp,
-                     megatron_gpt, ring_cp, torchtitan_llama, ulysses)
+                     megatron_gpt, ring_cp, torchtitan_llama, torchtitan_moe, ulysses)
 
 _PROGRAMS = {
     "megatron_gpt": lambda: megatron_gpt.MegatronGPT(),
@@ -32,12 +32,18 @@ TORCHTITAN = {
 }
 _PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_llama.TorchtitanLlama(n, **o))
                   for name, opts in TORCHTITAN.items()})
+# torchtitan's own Qwen3 MoE (models/torchtitan_moe.py): GroupedExperts' bf16 grouped mms split
+# over TP (no expert parallelism), related up to rounding (src/symbolic/lemmas/rounding.rules);
+# _sp: with sequence parallelism.
+TORCHTITAN_MOE = {"torchtitan_qwen3_moe": dict(), "torchtitan_qwen3_moe_sp": dict(sp=True)}
+_PROGRAMS.update({name: (lambda n=name, o=opts: torchtitan_moe.TorchtitanMoe(n, **o))
+                  for name, opts in TORCHTITAN_MOE.items()})
 
 
 # The models of tests/corpus (make_corpus.py), in order.
 CORPUS = ["megatron_gpt", "megatron_gpt_sp", "hf_llama", "hf_qwen2", "hf_gpt2", "hf_mixtral",
           "hf_llama_tp_plan", "hf_qwen2_tp_plan",
-          "dtensor_llama", "dtensor_llama_sp", *TORCHTITAN]
+          "dtensor_llama", "dtensor_llama_sp", *TORCHTITAN, *TORCHTITAN_MOE]
 
 
 # The bug benchmark (tests/bugs): case -> (public report, pattern, mode, degree, program options).
@@ -141,6 +147,16 @@ BUGS = {
         "the attention output shifted by its row max taken on each rank's partial sums before "
         "the all-reduce", "fwd", 2,
         {"program": "torchtitan", "patch": "max_shift", "bug": "before_reduction"}),
+    "torchtitan_2416_router_grad_replicate": (
+        "torchtitan PR #2416 / issue #2387 (MoE router gate gradient: Partial treated as "
+        "Replicate, so it is not reduced across TP)",
+        "torchtitan's own Qwen3 MoE (models/torchtitan_moe.py, experts split over TP, "
+        "partial_dtensor backend): the routed experts' local_map declares the gradient of the "
+        "top-k scores Replicate instead of Partial, so each rank's partial gradient reaches the "
+        "router gate's weight (and the block's input) without the all-reduce (forward unchanged)",
+        "joint", 2,
+        {"program": "torchtitan_moe", "backend": "partial_dtensor",
+         "bug": "router_grad_replicate"}),
     # ---- DeepSpeed-Ulysses sequence parallelism (models/ulysses.py: the project's own layer;
     # DeepSpeed is not installed and neither real library has Ulysses attention on the CPU) ----
     "deepspeed_5664_a2a_reshape": (
@@ -336,6 +352,8 @@ def bug_program(case, buggy):
         return dp_attention.DPAttention(bug=bug if buggy else None, name=name, **opts)
     if program == "torchtitan":
         return torchtitan_llama.TorchtitanLlama(name, bug=bug if buggy else None, **opts)
+    if program == "torchtitan_moe":
+        return torchtitan_moe.TorchtitanMoe(name, degrees=(2,), bug=bug if buggy else None, **opts)
     if program == "ep_moe":
         return ep_moe.EPMoEProgram(bug=bug if buggy else None, name=name, **opts)
     sp = opts.pop("sp", False)
