@@ -100,6 +100,10 @@ std::vector<OptionSpec> InputAndLimitOptions(bool required) {
                           "the neighbourhood search, which deepens by doubling up to " +
                               std::to_string(defaults.max_compute_hops) + " (default " +
                               std::to_string(defaults.compute_hops) + ")"),
+          OptionSpec::One("--limit-deepenings", "N",
+                          "deeper attempts of an S operator's search after it hits the node or "
+                          "iteration limit in a neighbourhood cut short (default " +
+                              std::to_string(defaults.limit_deepenings) + ")"),
           OptionSpec::Flag("--no-memo",
                            "solve every local problem afresh (no reuse of identical ones)"),
           OptionSpec::One("--threads", "N",
@@ -246,6 +250,13 @@ VerifyRun RunVerification(const ParsedCommand& command,
   int64_t hops = NonNegativeInteger(command, "--hops", options.compute_hops);
   if (hops > 1000) throw UsageError("option '--hops' is at most 1000, got " + std::to_string(hops));
   run.info.hops = static_cast<int32_t>(hops);
+  int64_t deepenings = NonNegativeInteger(command, "--limit-deepenings", options.limit_deepenings);
+  if (deepenings > 10) {
+    throw UsageError("option '--limit-deepenings' is at most 10, got " +
+                     std::to_string(deepenings));
+  }
+  run.info.limit_deepenings = static_cast<int32_t>(deepenings);
+  options.limit_deepenings = run.info.limit_deepenings;
   options.per_node.nodes = static_cast<size_t>(run.info.max_nodes);
   options.per_node.iterations = static_cast<size_t>(run.info.max_iterations);
   options.per_node.time = std::chrono::milliseconds(run.info.timeout_ms);
@@ -435,7 +446,7 @@ int RunExplain(const ParsedCommand& command, std::ostream& out) {
   std::string where;
   if (command.Has("--from-report")) {
     for (const char* option : {"--seq", "--dist", "--relations", "--max-nodes", "--max-iterations",
-                               "--timeout-ms", "--hops"}) {
+                               "--timeout-ms", "--hops", "--limit-deepenings"}) {
       if (command.Has(option)) {
         throw UsageError(std::string("'--from-report' replaces the inputs; do not also give '") +
                          option + "'");

@@ -417,7 +417,8 @@ nlohmann::ordered_json VerifyReportJson(const VerifyResult& result, const ir::Gr
   j["options"] = {{"max_nodes", info.max_nodes},
                   {"max_iterations", info.max_iterations},
                   {"timeout_ms", info.timeout_ms},
-                  {"hops", info.hops}};
+                  {"hops", info.hops},
+                  {"limit_deepenings", info.limit_deepenings}};
   j["verdict"] = std::string(symbolic::VerdictName(result.verdict));
   j["unknown_cause"] =
       result.unknown_cause == symbolic::UnknownCause::kNone

@@ -34,6 +34,7 @@ struct VerifyRunInfo {
   int64_t max_iterations = 0;
   int64_t timeout_ms = 0;
   int32_t hops = 0;
+  int32_t limit_deepenings = 0;  // deeper attempts after a node or iteration limit
   bool timing = true;  // false: no wall-clock values anywhere (golden files)
 };
 

@@ -199,15 +199,6 @@ class MegatronCP(Program):
                        "batch": 1, "layers": 1}
         if loss:  # the joint cases: an output head and the cross entropy of the labels
             self.config["vocab"] = 64
-        if loss and zigzag:
-            # The backward of the sequence-order un-permutation (narrow + cat) is every chunk's
-            # gradient written into zeros (slice_scatter) and the 2W results added, before the
-            # reduce-scatter: the S operator that first reads the keys' or values' gradient is
-            # related to D through a chain of about 6W D operators. The default search deepens
-            # the D neighbourhood 1, 2, 4, 8, ... operators and stops at the node limit at depth
-            # 8 (S's sums of 2W pieces regrouped every way); started at depth 32 with 30000
-            # e-nodes it reaches the reduce-scatter (make_corpus.py passes these options).
-            self.verify_options = ("--hops", "32", "--max-nodes", "30000")
         if zigzag:
             self.config["zigzag"] = True
             self.plan = ("context parallelism: zig-zag sequence split (rank r: chunks r and "
@@ -355,6 +346,15 @@ class MegatronTPCP(TPxCPMesh, MegatronCP):
         self.plan = MegatronTPCP.plan.replace("the sequence over CP", "the sequence split zig-zag "
                                               "over CP" if zigzag else "the sequence over CP")
         self._init_mesh(tp_size)
+        if loss and zigzag:
+            # The backward of the sequence-order un-permutation (narrow + cat) is every chunk's
+            # gradient written into zeros (slice_scatter) and the 2W results added, before the
+            # reduce-scatter: the S operator that first reads the keys' or values' gradient is
+            # related to D through a chain of about 6W D operators. At cp 2 x tp 2 the v weight
+            # gradient's search (deepened past the node limit, to 32 D operators) needs 30000
+            # e-nodes, 3x the default (S's sums of 2W pieces regrouped every way; the CP-only
+            # case needs no more than the default). make_corpus.py passes this option.
+            self.verify_options = ("--max-nodes", "30000")
 
     def _net(self, cp, tp):
         return _Net(self.config, cp, self.bug, tp)
