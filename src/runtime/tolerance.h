@@ -8,19 +8,21 @@
 // for an operator whose outputs sum K terms (matrix products, norms, softmax), sqrt(log2 K)
 // roundings of its dtype (partial sums rounded along a tree: tensor-parallel partials, split-K)
 // and sqrt(K) roundings of the accumulation precision (float32 for 16-bit types), the
-// probabilistic error of a sum (Higham & Mary 2019). Perturbations propagate through the rest of the graph exactly as
-// rounding errors do, so the spread between the perturbed and the plain run, sigma_t (RMS over a
-// fixed sample of elements; a tensor of fewer than 8 elements is sampled over several perturbed
-// runs, check.cc's ReferenceRuns), is the rounding noise of tensor t at its depth in the graph. S and a
-// correct D then differ elementwise by at most lambda * sqrt(2) * sigma_t (each side has its own
-// rounding noise), lambda = sqrt(2 ln(2 N / delta)) the Gaussian tail bound for the largest of N elements with false-alarm probability delta = 1e-6
-// per tensor. The perturbations are relative, so sigma_t is the noise of a typical element: an
-// element |S_i| above the RMS m_t of the sampled elements may differ by that bound times
-// |S_i| / m_t (compare.h). A single sigma_t held the largest elements of accumulations
+// probabilistic error of a sum (Higham & Mary 2019). Perturbations propagate through the rest of
+// the graph exactly as rounding errors do, so the spread between the perturbed and the plain run,
+// sigma_t (RMS over a fixed sample of elements; a tensor of fewer than 8 elements that fails is
+// judged again on several perturbed runs, check.cc's ReferenceRunsFor), is the rounding noise of
+// tensor t at its depth in the graph. S and a correct D then differ elementwise by at most lambda *
+// sqrt(2) * sigma_t (each side has its own rounding noise), lambda = sqrt(2 ln(2 N / delta)) the
+// Gaussian tail bound for the largest of N elements with false-alarm probability delta = 1e-6 per
+// tensor. The perturbations are relative, so sigma_t is the noise of a typical element: an element
+// |S_i| above the RMS m_t of the sampled elements may differ by that bound times |S_i| / m_t
+// (compare.h). A single sigma_t held the largest elements of accumulations
 // (embedding_dense_backward, index_put with accumulate: gradients summed over repeated token ids
-// or expert slots) to the noise of typical ones, failing correct programs by ~1.2x. sigma_t is floored at one rounding of the tensor's RMS, integers and booleans must
-// be equal. Data-movement operators (views, slices, concatenation, gathers, embedding lookups,
-// copies) are exact and are not perturbed.
+// or expert slots) to the noise of typical ones, failing correct programs by ~1.2x. sigma_t is
+// floored at one rounding of the tensor's RMS, integers and booleans must be equal. Data-movement
+// operators (views, slices, concatenation, gathers, embedding lookups, copies) are exact and are
+// not perturbed.
 #pragma once
 
 #include <ATen/ATen.h>
