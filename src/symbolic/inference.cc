@@ -911,9 +911,9 @@ class Verifier {
     // holds more of D, and its search ends at the goal as soon as S meets them (the zig-zag
     // split's backward: 8 computing operators hit the node limit, 16 relate the operator), so a
     // bounded number of deeper attempts follow (a time limit ends the search: it would again).
-    const bool node_or_iteration_limit = s.outcome.status == NodeStatus::kLimitHit &&
-                                         (s.outcome.stop == StopReason::kNodeLimit ||
-                                          s.outcome.stop == StopReason::kIterationLimit);
+    const bool node_or_iteration_limit =
+        s.outcome.status == NodeStatus::kLimitHit &&
+        (s.outcome.stop == StopReason::kNodeLimit || s.outcome.stop == StopReason::kIterationLimit);
     if (node_or_iteration_limit && a.truncated && s.hops < options_.max_compute_hops &&
         s.limit_deepenings < options_.limit_deepenings) {
       ++s.limit_deepenings;
