@@ -58,6 +58,21 @@ bool IsFloatingPoint(DType d) {
          d == DType::kFloat64;
 }
 
+int SignificandBits(DType d) {
+  switch (d) {
+    case DType::kBFloat16:
+      return 8;
+    case DType::kFloat16:
+      return 11;
+    case DType::kFloat32:
+      return 24;
+    case DType::kFloat64:
+      return 53;
+    default:
+      return 0;
+  }
+}
+
 bool IsComplex(DType d) { return d == DType::kComplex64 || d == DType::kComplex128; }
 
 bool IsIntegral(DType d, bool include_bool) {

@@ -35,6 +35,9 @@ bool IsFloatingPoint(DType dtype);
 bool IsComplex(DType dtype);
 bool IsIntegral(DType dtype, bool include_bool);
 int ElementSize(DType dtype);
+// Significand bits (the implicit one included) of a real floating type: bf16 8, f16 11, f32 24,
+// f64 53; 0 for integers, booleans and complex types. Its unit roundoff is 2^-bits.
+int SignificandBits(DType dtype);
 
 // Type promotion of two tensor operands (torch.result_type for tensors of equal "category").
 DType PromoteTypes(DType a, DType b);

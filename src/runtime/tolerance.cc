@@ -10,18 +10,8 @@
 namespace gg::runtime {
 
 double UnitRoundoff(ir::DType dtype) {
-  switch (ToAten(dtype)) {
-    case at::kBFloat16:
-      return std::ldexp(1.0, -8);
-    case at::kHalf:
-      return std::ldexp(1.0, -11);
-    case at::kFloat:
-      return std::ldexp(1.0, -24);
-    case at::kDouble:
-      return std::ldexp(1.0, -53);
-    default:
-      return 0.0;
-  }
+  const int bits = ir::SignificandBits(dtype);
+  return bits > 0 ? std::ldexp(1.0, -bits) : 0.0;
 }
 
 // index_put(self, indices, values, accumulate=True) sums the values written to one position: a

@@ -369,22 +369,6 @@ void AddPremises(VerifyResult* result, const std::vector<Premise>& premises) {
 
 namespace {
 
-// Significand bits of a real floating dtype (0 for the others).
-int MantissaBits(ir::DType dtype) {
-  switch (dtype) {
-    case ir::DType::kBFloat16:
-      return 8;
-    case ir::DType::kFloat16:
-      return 11;
-    case ir::DType::kFloat32:
-      return 24;
-    case ir::DType::kFloat64:
-      return 53;
-    default:
-      return 0;
-  }
-}
-
 // "name (f32->bf16)" for each operator of `graph` whose floating output has fewer significand
 // bits than its first floating input.
 std::vector<std::string> NarrowingConversions(const ir::Graph& graph) {
@@ -395,13 +379,13 @@ std::vector<std::string> NarrowingConversions(const ir::Graph& graph) {
     ir::DType from = ir::DType::kFloat32;
     for (ir::TensorRef in : node.TensorInputs()) {
       from = graph.type(in).dtype;
-      from_bits = MantissaBits(from);
+      from_bits = ir::SignificandBits(from);
       if (from_bits > 0) break;
     }
     if (from_bits == 0) continue;
     for (const ir::NodeOutput& out : node.outputs) {
       if (!out.type) continue;
-      const int bits = MantissaBits(out.type->dtype);
+      const int bits = ir::SignificandBits(out.type->dtype);
       if (bits > 0 && bits < from_bits) {
         found.push_back(node.name + " (" + std::string(ir::ShortName(from)) + "->" +
                         std::string(ir::ShortName(out.type->dtype)) + ")");

@@ -236,8 +236,8 @@ void AddPremises(VerifyResult* result, const std::vector<Premise>& premises);
 // The premise that floating-point rounding at casts is ignored (kind "rounding"): when `rules`
 // hold the rounding family's lemmas (lemmas/rounding.rules: casts commuted with sums up to
 // rounding) and a proof of `result` uses one or a graph holds a narrowing floating-point
-// conversion (an operator whose output has fewer mantissa bits than its floating input: f32 ->
-// bf16, f32 -> f16, ...). Its text names the lemmas used and the conversions (the first few of
+// conversion (an operator whose output has fewer ir::SignificandBits than its floating input:
+// f32 -> bf16, f32 -> f16, ...). Its text names the lemmas used and the conversions (the first few of
 // each graph, then how many more); empty otherwise.
 std::vector<Premise> RoundingPremises(const ir::Graph& s_graph, const ir::Program& d_program,
                                       const std::vector<Rewrite>& rules,
